@@ -1,0 +1,20 @@
+// Package acker tracks tuple trees with Storm's XOR algorithm, so every spout
+// message is known to be fully processed, failed or timed out. A [Tracker] is one
+// acker task's state; the runtime feeds it Track, Anchor, Ok and Fail messages
+// and rotation ticks, one at a time.
+//
+// # The XOR tree
+//
+// A tree is a 64-bit accumulator keyed by its root id. Every edge (a tuple
+// delivered to a bolt task) has a random non-zero id that is XORed in twice: once
+// when the edge is anchored and once when its bolt acks it. The accumulator is
+// zero again exactly when every edge has been acked, barring a 2^-64 chance.
+//
+// # Expiry
+//
+// Trees live in [Buckets] rotating buckets. A tick expires the oldest bucket and
+// makes it the newest. With rotation period P, a tree started at time t expires
+// at a tick between t+(Buckets-1)·P and t+Buckets·P. [TickPeriod] picks
+// P = timeout/(Buckets-1), so a tree expires no earlier than the message timeout
+// and no later than Buckets/(Buckets-1) = 1.5 times it (plus the delay of the tick).
+package acker

@@ -1,0 +1,184 @@
+package acker
+
+import "time"
+
+// Buckets is the number of rotating buckets.
+const Buckets = 3
+
+// TickPeriod returns the rotation period for a message timeout: timeout/(Buckets-1).
+func TickPeriod(timeout time.Duration) time.Duration {
+	return timeout / (Buckets - 1)
+}
+
+type tree struct {
+	xor   uint64
+	spout int
+}
+
+// Tracker is one acker task's open trees. It is not safe for concurrent use: an
+// acker task owns it.
+type Tracker struct {
+	buckets  [Buckets]map[uint64]tree
+	current  int
+	capacity int
+	open     int
+}
+
+// New returns a tracker that refuses new trees beyond capacity open ones.
+func New(capacity int) *Tracker {
+	t := &Tracker{capacity: capacity}
+	for i := range t.buckets {
+		t.buckets[i] = make(map[uint64]tree)
+	}
+	return t
+}
+
+// Open returns how many trees are open.
+func (t *Tracker) Open() int { return t.open }
+
+// Track opens the tree root for spout task spout. It returns false, opening
+// nothing, when the tracker is at capacity: the caller nacks the tree at once.
+func (t *Tracker) Track(root uint64, spout int) bool {
+	if t.open >= t.capacity {
+		return false
+	}
+	t.buckets[t.current][root] = tree{spout: spout}
+	t.open++
+	return true
+}
+
+// find returns the bucket holding root, newest first, or -1.
+func (t *Tracker) find(root uint64) int {
+	for i := 0; i < Buckets; i++ {
+		b := (t.current - i + Buckets) % Buckets
+		if _, ok := t.buckets[b][root]; ok {
+			return b
+		}
+	}
+	return -1
+}
+
+// Anchor XORs edge into tree root. Unknown roots (already failed or expired) are
+// ignored.
+func (t *Tracker) Anchor(root, edge uint64) {
+	if b := t.find(root); b >= 0 {
+		tr := t.buckets[b][root]
+		tr.xor ^= edge
+		t.buckets[b][root] = tr
+	}
+}
+
+// Ok XORs edge into tree root. When the tree is complete it is removed and Ok
+// returns its spout task and true.
+func (t *Tracker) Ok(root, edge uint64) (spout int, complete bool) {
+	b := t.find(root)
+	if b < 0 {
+		return 0, false
+	}
+	tr := t.buckets[b][root]
+	tr.xor ^= edge
+	if tr.xor != 0 {
+		t.buckets[b][root] = tr
+		return 0, false
+	}
+	delete(t.buckets[b], root)
+	t.open--
+	return tr.spout, true
+}
+
+// Fail removes tree root and returns its spout task, or false if unknown.
+func (t *Tracker) Fail(root uint64) (spout int, found bool) {
+	b := t.find(root)
+	if b < 0 {
+		return 0, false
+	}
+	tr := t.buckets[b][root]
+	delete(t.buckets[b], root)
+	t.open--
+	return tr.spout, true
+}
+
+// Value returns the accumulator of tree root, for tracing and specs.
+func (t *Tracker) Value(root uint64) (xor uint64, open bool) {
+	if b := t.find(root); b >= 0 {
+		return t.buckets[b][root].xor, true
+	}
+	return 0, false
+}
+
+// Rotate expires the oldest bucket, calling expired for each of its trees, and
+// makes it the newest.
+func (t *Tracker) Rotate(expired func(root uint64, spout int)) {
+	oldest := (t.current + 1) % Buckets
+	for root, tr := range t.buckets[oldest] {
+		expired(root, tr.spout)
+	}
+	t.open -= len(t.buckets[oldest])
+	clear(t.buckets[oldest])
+	t.current = oldest
+}
+
+// OpKind is the kind of an acker message.
+type OpKind uint8
+
+// The acker messages.
+const (
+	OpTrack  OpKind = iota + 1 // open a tree for a spout task
+	OpAnchor                   // XOR an edge in
+	OpOk                       // XOR an edge out (acked)
+	OpFail                     // fail the tree
+)
+
+func (k OpKind) String() string {
+	switch k {
+	case OpTrack:
+		return "Track"
+	case OpAnchor:
+		return "Anchor"
+	case OpOk:
+		return "Ok"
+	case OpFail:
+		return "Fail"
+	}
+	return "OpKind(?)"
+}
+
+// Op is one acker message. Spout is set for Track, Edge for Anchor and Ok.
+type Op struct {
+	Kind  OpKind
+	Root  uint64
+	Edge  uint64
+	Spout int
+}
+
+// Outcome is what applying an Op decided.
+type Outcome uint8
+
+// Outcomes of [Tracker.Apply].
+const (
+	Pending  Outcome = iota // nothing to report yet
+	Complete                // the tree is done: ack the spout
+	Failed                  // the tree failed: nack the spout
+	Refused                 // over capacity: nack the spout at once
+)
+
+// Apply applies op and says whether the spout must hear of it, and which spout.
+func (t *Tracker) Apply(op Op) (Outcome, int) {
+	switch op.Kind {
+	case OpTrack:
+		if !t.Track(op.Root, op.Spout) {
+			return Refused, op.Spout
+		}
+	case OpAnchor:
+		t.Anchor(op.Root, op.Edge)
+	case OpOk:
+		if spout, done := t.Ok(op.Root, op.Edge); done {
+			return Complete, spout
+		}
+	case OpFail:
+		if spout, found := t.Fail(op.Root); found {
+			return Failed, spout
+		}
+	}
+	return Pending, 0
+}

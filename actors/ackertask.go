@@ -1,0 +1,96 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/goshelter/goshelter/acker"
+	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/routing"
+	"go.uber.org/zap"
+)
+
+// ackerTask owns one Tracker and tells spouts about finished trees, batched per
+// spout task.
+type ackerTask struct {
+	inc      *incarnation
+	task     routing.Task
+	tracker  *acker.Tracker
+	trace    tracer
+	log      *zap.Logger
+	stats    *TaskStats
+	out      map[int]*feedback // by spout task
+	refused  int               // trees refused since the last tick, logged once per tick
+	expired  int64
+}
+
+func (a *ackerTask) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *ackerBatch:
+		for _, op := range m.ops {
+			a.apply(op)
+		}
+		clear(m.ops)
+		m.ops = m.ops[:0]
+		ackerPool.Put(m)
+	case tick:
+		a.trace.in(protocol.Tick{})
+		a.tracker.Rotate(a.expire)
+		a.stats.Pending.Store(int64(a.tracker.Open()))
+		if a.refused > 0 {
+			a.log.Warn("acker at capacity: new trees were nacked at once", zap.Int("refused", a.refused), zap.Int("capacity", a.inc.plan.Topology.Settings.AckerCapacity))
+			a.refused = 0
+		}
+	case idle:
+		a.flush()
+	case activate:
+		a.trace.in(protocol.Activate{})
+		close(m.done)
+	case deactivate:
+		close(m.done)
+	}
+}
+
+func (a *ackerTask) apply(op acker.Op) {
+	outcome, spout := a.tracker.Apply(op)
+	if a.trace.on() {
+		v, _ := a.tracker.Value(op.Root)
+		a.trace.in(AckerStep{Op: op, Value: v, Outcome: outcome})
+	}
+	switch outcome {
+	case acker.Complete:
+		a.feedback(spout).acked = append(a.feedback(spout).acked, op.Root)
+		a.stats.Acked.Add(1)
+	case acker.Failed:
+		a.nack(spout, op.Root)
+	case acker.Refused:
+		a.refused++
+		a.nack(spout, op.Root)
+	}
+}
+
+func (a *ackerTask) expire(root uint64, spout int) {
+	a.stats.Expired.Add(1)
+	a.nack(spout, root)
+}
+
+func (a *ackerTask) nack(spout int, root uint64) {
+	f := a.feedback(spout)
+	f.nacked = append(f.nacked, root)
+	a.stats.Failed.Add(1)
+}
+
+func (a *ackerTask) feedback(spout int) *feedback {
+	f := a.out[spout]
+	if f == nil {
+		f = &feedback{}
+		a.out[spout] = f
+	}
+	return f
+}
+
+func (a *ackerTask) flush() {
+	for spout, f := range a.out {
+		a.inc.boxes[spout].PostUserMessage(f)
+		delete(a.out, spout)
+	}
+	a.stats.Pending.Store(int64(a.tracker.Open()))
+}

@@ -1,0 +1,165 @@
+package actors
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/goshelter/goshelter/acker"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/routing"
+	"go.uber.org/zap"
+)
+
+// boltTask executes a bolt's inputs one at a time and is the bolt's Collector.
+type boltTask struct {
+	inc      *incarnation
+	task     routing.Task
+	impl     dsl.BoltTask
+	router   *routing.Router
+	out      *outbox
+	trace    tracer
+	log      *zap.Logger
+	stats    *TaskStats
+	current  [1]dsl.TupleID // the input being executed, as an anchor list
+	anchored bool           // current holds a tracked input
+	consumed int64          // executed since the last flush, for the drain gauge
+	rate     int            // tick rate in seconds
+}
+
+func (b *boltTask) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *tupleBatch:
+		for i := range m.tuples {
+			b.execute(m.tuples[i])
+		}
+		b.consumed += int64(len(m.tuples))
+		putBatch(m)
+	case idle:
+		b.out.flush()
+		b.inc.gauge.add(-b.consumed)
+		b.consumed = 0
+	case invoke:
+		m.fn(b)
+	case failTask:
+		panic(m.err)
+	case tick:
+		b.execute(dsl.Tuple{Value: dsl.Tick{RateSecs: b.rate}, Source: dsl.SystemComponent, Task: dsl.SystemTask})
+	case *actor.Started:
+		info := b.inc.taskInfo(b.task)
+		b.impl = b.task.Component.Bolt.NewTask(info)
+		b.router = b.inc.plan.NewRouter(b.task, b.out, b.inc.ids(b.task.ID))
+		b.rate = int(info.Settings.TickFrequency.Seconds())
+	case activate:
+		b.trace.in(protocol.Activate{})
+		b.system(b.task.Component.Activation)
+		close(m.done)
+	case deactivate:
+		b.trace.in(protocol.Deactivate{})
+		b.system(b.task.Component.Deactivation)
+		b.out.flush()
+		close(m.done)
+	}
+}
+
+// system delivers an activation or deactivation tuple.
+func (b *boltTask) system(v any) {
+	if v != nil {
+		b.execute(dsl.Tuple{Value: v, Source: dsl.SystemComponent, Task: dsl.SystemTask})
+	}
+}
+
+func (b *boltTask) execute(t dsl.Tuple) {
+	if b.trace.on() {
+		b.trace.in(protocol.Tuple{Tuple: t})
+	}
+	b.current[0], b.anchored = t.ID, t.ID.Tracked()
+	start := b.inc.clock.Now()
+	if err := b.call(t); err != nil {
+		b.log.Error("bolt failed its input", zap.String("stream", streamName(t)), zap.Error(err))
+	}
+	b.stats.Executed.Add(1)
+	b.stats.ExecuteNanos.Add(int64(b.inc.clock.Now().Sub(start)))
+	b.anchored = false
+}
+
+// call is the one place user bolt code runs: a panic fails the input.
+func (b *boltTask) call(t dsl.Tuple) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+			b.Fail(t)
+		}
+	}()
+	return b.impl.Execute(t, b)
+}
+
+func streamName(t dsl.Tuple) string {
+	if t.Stream == nil {
+		return t.Source
+	}
+	return t.Stream.Name
+}
+
+func (b *boltTask) anchors() []dsl.TupleID {
+	if b.anchored {
+		return b.current[:]
+	}
+	return nil
+}
+
+// Emit implements dsl.Emitter.
+func (b *boltTask) Emit(tuple any) { b.emit(tuple, b.anchors(), 0) }
+
+// EmitDirect implements dsl.Emitter.
+func (b *boltTask) EmitDirect(task int, tuple any) { b.emit(tuple, b.anchors(), task) }
+
+// EmitAnchored implements dsl.Collector.
+func (b *boltTask) EmitAnchored(anchors []dsl.Tuple, tuple any) {
+	ids := make([]dsl.TupleID, len(anchors))
+	for i, a := range anchors {
+		ids[i] = a.ID
+	}
+	b.emit(tuple, ids, 0)
+}
+
+func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {
+	if err := b.router.Emit(tuple, anchors, direct); err != nil {
+		panic(err) // recovered by call: the input fails
+	}
+	if b.trace.on() {
+		b.trace.out(protocol.Emit{Tuple: tuple, Anchors: anchors, Task: direct})
+	}
+	b.stats.Emitted.Add(1)
+}
+
+// Ack implements dsl.Collector.
+func (b *boltTask) Ack(in dsl.Tuple) {
+	b.stats.Acked.Add(1)
+	if !in.ID.Tracked() {
+		return
+	}
+	if b.trace.on() {
+		b.trace.out(protocol.Ok{ID: in.ID})
+	}
+	b.out.ack(acker.Op{Kind: acker.OpOk, Root: in.ID.Root, Edge: in.ID.Edge})
+	for _, r := range in.ID.Roots {
+		b.out.ack(acker.Op{Kind: acker.OpOk, Root: r, Edge: in.ID.Edge})
+	}
+}
+
+// Fail implements dsl.Collector.
+func (b *boltTask) Fail(in dsl.Tuple) {
+	b.stats.Failed.Add(1)
+	if !in.ID.Tracked() {
+		return
+	}
+	if b.trace.on() {
+		b.trace.out(protocol.Fail{ID: in.ID})
+	}
+	b.out.ack(acker.Op{Kind: acker.OpFail, Root: in.ID.Root})
+	for _, r := range in.ID.Roots {
+		b.out.ack(acker.Op{Kind: acker.OpFail, Root: r})
+	}
+}

@@ -1,0 +1,21 @@
+// Package actors runs a compiled topology: every spout, bolt, acker and the system
+// task is a protoactor-go actor. [Start] spawns and activates an incarnation;
+// [Topology.Stop] drains it and stops every actor exactly once.
+//
+// # Mailboxes
+//
+// Each task has a two-lane mailbox. The data lane is a bounded ring of tuple
+// batches (topology.executor.receive.buffer.size slots, a power of two); a sender
+// that finds it full parks on it instead of spinning. The control lane carries acker
+// traffic, acks, nacks, ticks and lifecycle messages; it is never full, so control
+// traffic cannot wait behind data, and it is always served first. Because the data
+// path is acyclic (the dsl rejects cycles) and control never blocks, a parked sender
+// always wakes.
+//
+// # Batching
+//
+// Tuples travel in batches per destination task, flushed when full and whenever
+// the sending task has nothing more to do right now, so latency stays low at low
+// rates. Acker messages are batched per acker the same way and always flushed
+// before the data they describe.
+package actors

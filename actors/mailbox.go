@@ -1,0 +1,214 @@
+package actors
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// dataMsg marks the messages that travel on the bounded data lane.
+type dataMsg interface{ dataLane() }
+
+// idle is invoked on an actor when its mailbox has just run dry, so it can flush.
+type idle struct{}
+
+var idleMsg any = idle{}
+
+// yieldEvery bounds how many messages a mailbox serves before yielding the core.
+const yieldEvery = 256
+
+// queue is an unbounded FIFO used by the system and control lanes.
+type queue struct {
+	mu    sync.Mutex // mu guards items and head
+	items []any
+	head  int
+}
+
+func (q *queue) push(m any) {
+	q.mu.Lock()
+	q.items = append(q.items, m)
+	q.mu.Unlock()
+}
+
+func (q *queue) pop() any {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.items) {
+		return nil
+	}
+	m := q.items[q.head]
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	} else if q.head > 1024 && q.head*2 > len(q.items) {
+		n := copy(q.items, q.items[q.head:])
+		q.items, q.head = q.items[:n], 0
+	}
+	return m
+}
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
+}
+
+// mailbox is a protoactor-go Mailbox with a system lane, an unbounded control
+// lane and a bounded data lane that parks senders.
+type mailbox struct {
+	system    queue
+	control   queue
+	data      chan any
+	closed    chan struct{} // closed by close(): parked senders give up
+	closeOnce sync.Once
+
+	scheduled atomic.Bool
+	suspended atomic.Bool
+	pending   atomic.Int64 // messages posted and not yet taken, all lanes
+
+	invoker    actor.MessageInvoker
+	dispatcher actor.Dispatcher
+}
+
+func newMailbox(slots int) *mailbox {
+	return &mailbox{data: make(chan any, slots), closed: make(chan struct{})}
+}
+
+// PostUserMessage puts data batches on the data lane (parking while it is full)
+// and everything else on the control lane.
+func (m *mailbox) PostUserMessage(msg any) {
+	if _, ok := msg.(dataMsg); ok {
+		m.putData(msg)
+		return
+	}
+	m.pending.Add(1)
+	m.control.push(msg)
+	m.schedule()
+}
+
+// putData parks until the data lane has room; it reports false if the mailbox
+// was closed first.
+func (m *mailbox) putData(msg any) bool {
+	m.pending.Add(1)
+	select {
+	case m.data <- msg:
+	default:
+		select {
+		case m.data <- msg:
+		case <-m.closed:
+			m.pending.Add(-1)
+			return false
+		}
+	}
+	m.schedule()
+	return true
+}
+
+// close wakes parked senders; later data is refused.
+func (m *mailbox) close() { m.closeOnce.Do(func() { close(m.closed) }) }
+
+func (m *mailbox) PostSystemMessage(msg any) {
+	m.pending.Add(1)
+	m.system.push(msg)
+	m.schedule()
+}
+
+func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
+	m.invoker, m.dispatcher = invoker, dispatcher
+}
+
+func (m *mailbox) Start() {}
+
+// UserMessageCount returns the messages waiting on the control and data lanes.
+func (m *mailbox) UserMessageCount() int { return m.control.len() + len(m.data) }
+
+// depth returns the number of data batches waiting.
+func (m *mailbox) depth() int { return len(m.data) }
+
+func (m *mailbox) schedule() {
+	if m.scheduled.CompareAndSwap(false, true) {
+		m.dispatcher.Schedule(m.process)
+	}
+}
+
+func (m *mailbox) process() {
+	for {
+		m.run()
+		m.scheduled.Store(false)
+		if m.pending.Load() == 0 || (m.suspended.Load() && m.system.len() == 0) {
+			return
+		}
+		if !m.scheduled.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+func (m *mailbox) run() {
+	var msg any
+	defer func() {
+		if r := recover(); r != nil {
+			m.invoker.EscalateFailure(&PanicError{Value: r, Stack: debug.Stack()}, msg)
+		}
+	}()
+	served, dirty := 0, false
+	for {
+		if served++; served%yieldEvery == 0 {
+			runtime.Gosched()
+		}
+		if msg = m.system.pop(); msg != nil {
+			m.pending.Add(-1)
+			switch msg.(type) {
+			case *actor.SuspendMailbox:
+				m.suspended.Store(true)
+			case *actor.ResumeMailbox:
+				m.suspended.Store(false)
+			default:
+				m.invoker.InvokeSystemMessage(msg)
+			}
+			continue
+		}
+		if m.suspended.Load() {
+			return
+		}
+		if msg = m.control.pop(); msg != nil {
+			m.pending.Add(-1)
+			m.invoker.InvokeUserMessage(msg)
+			dirty = true
+			continue
+		}
+		select {
+		case msg = <-m.data:
+			m.pending.Add(-1)
+			m.invoker.InvokeUserMessage(msg)
+			dirty = true
+			continue
+		default:
+		}
+		if !dirty {
+			return
+		}
+		dirty = false
+		msg = idleMsg
+		m.invoker.InvokeUserMessage(idleMsg)
+	}
+}
+
+// PanicError is a panic recovered from a task, with the stack where it happened.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
+
+// Unwrap returns the panic value if it was an error.
+func (p *PanicError) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}

@@ -1,0 +1,123 @@
+package actors
+
+import (
+	"sync/atomic"
+
+	"github.com/goshelter/goshelter/acker"
+	"github.com/goshelter/goshelter/dsl"
+)
+
+// gauge counts what is still in flight: tuples sent and not yet executed, plus
+// open tuple trees. Drain waits for it to reach zero.
+type gauge struct {
+	n    atomic.Int64
+	zero chan struct{} // gets a token whenever n drops to zero
+}
+
+func newGauge() *gauge { return &gauge{zero: make(chan struct{}, 1)} }
+
+func (g *gauge) add(d int64) {
+	if d != 0 && g.n.Add(d) == 0 {
+		select {
+		case g.zero <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// outbox is one task's side of the data path: it implements routing.Sink with a
+// batch per destination task and per acker, and flushes acker batches before data.
+type outbox struct {
+	inc       *incarnation
+	batchSize int
+	data      []*tupleBatch // by destination task id
+	dirty     []int         // task ids with a non-empty data batch
+	acks      []*ackerBatch // by acker task id
+	ackDirty  []int
+	sent      int64 // tuples flushed, for stats
+}
+
+func newOutbox(inc *incarnation, batchSize int) *outbox {
+	n := len(inc.plan.Tasks) + 1
+	return &outbox{inc: inc, batchSize: batchSize, data: make([]*tupleBatch, n), acks: make([]*ackerBatch, n)}
+}
+
+// Deliver buffers t for task.
+func (o *outbox) Deliver(task int, t dsl.Tuple) {
+	b := o.data[task]
+	if b == nil {
+		b = getBatch(o.batchSize)
+		o.data[task] = b
+		o.dirty = append(o.dirty, task)
+	}
+	b.tuples = append(b.tuples, t)
+	if len(b.tuples) >= o.batchSize {
+		o.flushAcks()
+		o.flushTo(task)
+	}
+}
+
+// Track and Anchor buffer acker operations for the tree's acker.
+func (o *outbox) Track(root uint64, spout int) {
+	o.ack(acker.Op{Kind: acker.OpTrack, Root: root, Spout: spout})
+}
+
+func (o *outbox) Anchor(root, edge uint64) {
+	o.ack(acker.Op{Kind: acker.OpAnchor, Root: root, Edge: edge})
+}
+
+func (o *outbox) ack(op acker.Op) {
+	a := o.inc.plan.AckerOf(op.Root)
+	b := o.acks[a]
+	if b == nil {
+		b = ackerPool.Get().(*ackerBatch)
+		o.acks[a] = b
+		o.ackDirty = append(o.ackDirty, a)
+	}
+	b.ops = append(b.ops, op)
+	if len(b.ops) >= o.batchSize {
+		o.flushAcker(a)
+	}
+}
+
+func (o *outbox) flushAcker(a int) {
+	b := o.acks[a]
+	if b == nil {
+		return
+	}
+	o.acks[a] = nil
+	o.inc.boxes[a].PostUserMessage(b)
+}
+
+// flushAcks sends every acker batch: control lane, never blocks.
+func (o *outbox) flushAcks() {
+	for _, a := range o.ackDirty {
+		o.flushAcker(a)
+	}
+	o.ackDirty = o.ackDirty[:0]
+}
+
+// flushTo sends task's data batch, parking while its ring is full.
+func (o *outbox) flushTo(task int) {
+	b := o.data[task]
+	if b == nil || len(b.tuples) == 0 {
+		return
+	}
+	o.data[task] = nil
+	n := int64(len(b.tuples))
+	o.inc.gauge.add(n)
+	o.sent += n
+	if !o.inc.boxes[task].putData(b) {
+		o.inc.gauge.add(-n) // the topology is being torn down
+		putBatch(b)
+	}
+}
+
+// flush sends everything buffered, acker batches first.
+func (o *outbox) flush() {
+	o.flushAcks()
+	for _, task := range o.dirty {
+		o.flushTo(task)
+	}
+	o.dirty = o.dirty[:0]
+}

@@ -1,0 +1,190 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/goshelter/goshelter/clock"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/routing"
+	"go.uber.org/zap"
+)
+
+// spoutTask drives a spout: bursts of Next while active and below max pending,
+// back-off by the spout wait when the source is empty, acks and nacks from ackers.
+// All its state is touched only in Receive.
+type spoutTask struct {
+	inc     *incarnation
+	task    routing.Task
+	box     *mailbox
+	impl    dsl.SpoutTask
+	router  *routing.Router
+	out     *outbox
+	trace   tracer
+	log     *zap.Logger
+	stats   *TaskStats
+	active  bool
+	pending int
+	max     int
+	queued  bool        // a next message is on its way
+	wait    clock.Timer // armed while backing off
+}
+
+func (s *spoutTask) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		s.start()
+	case next:
+		s.queued = false
+		s.burst()
+	case *feedback:
+		s.feedback(m)
+	case tick:
+		s.resume()
+	case invoke:
+		m.fn(nil)
+	case failTask:
+		panic(m.err)
+	case idle:
+		s.out.flush()
+	case activate:
+		s.trace.in(protocol.Activate{})
+		s.active = true
+		if a, ok := s.impl.(dsl.Activator); ok {
+			a.Activate()
+		}
+		s.resume()
+		close(m.done)
+	case deactivate:
+		s.trace.in(protocol.Deactivate{})
+		s.active = false
+		s.stopWait()
+		if a, ok := s.impl.(dsl.Activator); ok {
+			a.Deactivate()
+		}
+		s.out.flush()
+		close(m.done)
+	case *actor.Stopping:
+		s.stopWait()
+		s.abandon()
+	}
+}
+
+// abandon nacks every open tree to the source: the incarnation ends and their
+// outcome will never arrive. It runs even after the task failed, so its own
+// panic is only logged.
+func (s *spoutTask) abandon() {
+	if s.impl == nil || s.pending == 0 {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("spout panicked while nacking its pending messages", zap.Any("panic", r))
+		}
+	}()
+	s.inc.gauge.add(-int64(s.pending))
+	s.stats.Failed.Add(int64(s.pending))
+	s.pending = 0
+	s.stats.Pending.Store(0)
+	s.impl.Abandon()
+}
+
+func (s *spoutTask) start() {
+	info := s.inc.taskInfo(s.task)
+	s.impl = s.task.Component.Spout.NewTask(info)
+	s.router = s.inc.plan.NewRouter(s.task, s.out, s.inc.ids(s.task.ID))
+	s.max = info.Settings.MaxSpoutPending
+}
+
+// resume queues a burst unless one is queued, the spout is backing off, or it
+// may not emit.
+func (s *spoutTask) resume() {
+	if s.queued || s.wait != nil || !s.active || s.pending >= s.max {
+		return
+	}
+	s.queued = true
+	s.box.PostUserMessage(next{})
+}
+
+func (s *spoutTask) burst() {
+	s.wait = nil
+	for i := 0; i < s.out.batchSize; i++ {
+		if !s.active || s.pending >= s.max {
+			s.out.flush()
+			return // an ack or nack resumes
+		}
+		s.trace.in(protocol.Next{})
+		if !s.impl.Next(s) {
+			s.out.flush()
+			s.backOff()
+			return
+		}
+	}
+	s.out.flush()
+	s.resume()
+}
+
+func (s *spoutTask) backOff() {
+	d := s.inc.settings(s.task).SpoutWait
+	if d <= 0 {
+		s.resume()
+		return
+	}
+	box := s.box
+	s.wait = s.inc.clock.AfterFunc(d, func() { box.PostUserMessage(next{}) })
+	s.queued = true
+}
+
+func (s *spoutTask) stopWait() {
+	if s.wait != nil {
+		s.wait.Stop()
+		s.wait = nil
+		s.queued = false
+	}
+}
+
+// Emit implements dsl.SpoutEmitter.
+func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
+	root, err := s.router.EmitSpout(tuple, tracked)
+	if err != nil {
+		panic(err) // a spout that cannot emit is broken: fail the task
+	}
+	if s.trace.on() {
+		s.trace.out(protocol.Emit{Tuple: tuple, Anchors: rootAnchor(root)})
+	}
+	s.stats.Emitted.Add(1)
+	if root != 0 {
+		s.pending++
+		s.stats.Pending.Store(int64(s.pending))
+		s.inc.gauge.add(1)
+	}
+	return root
+}
+
+func rootAnchor(root uint64) []dsl.TupleID {
+	if root == 0 {
+		return nil
+	}
+	return []dsl.TupleID{{Root: root}}
+}
+
+func (s *spoutTask) feedback(f *feedback) {
+	for _, root := range f.acked {
+		s.trace.in(protocol.Ack{Root: root})
+		s.settle(root)
+		s.stats.Acked.Add(1)
+		s.impl.Ack(root)
+	}
+	for _, root := range f.nacked {
+		s.trace.in(protocol.Nack{Root: root})
+		s.settle(root)
+		s.stats.Failed.Add(1)
+		s.impl.Nack(root)
+	}
+	s.resume()
+}
+
+func (s *spoutTask) settle(uint64) {
+	s.pending--
+	s.stats.Pending.Store(int64(s.pending))
+	s.inc.gauge.add(-1)
+}

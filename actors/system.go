@@ -1,0 +1,71 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/goshelter/goshelter/acker"
+	"github.com/goshelter/goshelter/clock"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/protocol"
+)
+
+// systemTask owns the timers: acker rotation (also a nudge to spouts) and tick
+// tuples to bolts at each bolt's frequency.
+type systemTask struct {
+	inc    *incarnation
+	trace  tracer
+	timers []clock.Timer
+}
+
+func (s *systemTask) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case activate:
+		s.trace.in(protocol.Activate{})
+		s.startTimers()
+		close(m.done)
+	case deactivate:
+		s.trace.in(protocol.Deactivate{})
+		s.stopTimers()
+		close(m.done)
+	case *actor.Stopping:
+		s.stopTimers()
+	}
+}
+
+func (s *systemTask) startTimers() {
+	p := s.inc.plan
+	var rotate []*mailbox
+	for _, t := range p.Tasks {
+		if t.IsAcker() || t.Component.Kind == dsl.SpoutKind {
+			rotate = append(rotate, s.inc.boxes[t.ID])
+		}
+	}
+	if period := acker.TickPeriod(p.Topology.Settings.MessageTimeout); period > 0 {
+		s.timers = append(s.timers, s.inc.clock.Every(period, postAll(rotate)))
+	}
+	for _, c := range p.Topology.Components {
+		freq := c.Settings.TickFrequency
+		if c.Kind != dsl.BoltKind || freq <= 0 {
+			continue
+		}
+		var boxes []*mailbox
+		for _, id := range p.ComponentTasks[c.Index] {
+			boxes = append(boxes, s.inc.boxes[id])
+		}
+		s.timers = append(s.timers, s.inc.clock.Every(freq, postAll(boxes)))
+	}
+}
+
+func postAll(boxes []*mailbox) func() {
+	return func() {
+		for _, b := range boxes {
+			b.PostUserMessage(tick{})
+		}
+	}
+}
+
+func (s *systemTask) stopTimers() {
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	s.timers = nil
+}

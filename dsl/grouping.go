@@ -1,0 +1,148 @@
+package dsl
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+)
+
+// GroupingKind says how a stream's tuples are spread over a bolt's tasks.
+type GroupingKind int
+
+// The groupings goshelter supports.
+const (
+	GroupShuffle GroupingKind = iota + 1 // round robin over the tasks
+	GroupFields                          // by a stable hash of a key, so equal keys meet on one task
+	GroupAll                             // every task gets every tuple
+	GroupDirect                          // the emitter names the task (EmitDirect)
+	GroupGlobal                          // the task with the lowest id
+)
+
+var groupingNames = map[GroupingKind]string{
+	GroupShuffle: "shuffle", GroupFields: "fields", GroupAll: "all", GroupDirect: "direct", GroupGlobal: "global",
+}
+
+// String returns the grouping's lowercase name.
+func (k GroupingKind) String() string {
+	if n, ok := groupingNames[k]; ok {
+		return n
+	}
+	return fmt.Sprintf("GroupingKind(%d)", int(k))
+}
+
+// Grouping subscribes a bolt to one stream (the type parameter of the constructor)
+// and says how its tuples are spread over the bolt's tasks.
+type Grouping struct {
+	Kind GroupingKind
+	// Stream is the stream's Go type.
+	Stream reflect.Type
+	// Fields are the field names a fields grouping keys on (used for validation,
+	// Storm's fields grouping and graphs).
+	Fields []string
+	// Key hashes a tuple's key for a fields grouping; it is stable across processes.
+	Key func(tuple any) uint64
+}
+
+// String describes the grouping, e.g. "fields(word)".
+func (g Grouping) String() string {
+	if g.Kind == GroupFields {
+		return fmt.Sprintf("fields%v", g.Fields)
+	}
+	return g.Kind.String()
+}
+
+// Shuffle spreads tuples of stream T evenly over the bolt's tasks.
+func Shuffle[T any]() Grouping { return Grouping{Kind: GroupShuffle, Stream: reflect.TypeFor[T]()} }
+
+// All sends every tuple of stream T to every task of the bolt; each copy is a
+// separate edge of the tuple tree.
+func All[T any]() Grouping { return Grouping{Kind: GroupAll, Stream: reflect.TypeFor[T]()} }
+
+// Direct lets the emitter choose the task with EmitDirect.
+func Direct[T any]() Grouping { return Grouping{Kind: GroupDirect, Stream: reflect.TypeFor[T]()} }
+
+// Global sends every tuple of stream T to the bolt's task with the lowest id.
+func Global[T any]() Grouping { return Grouping{Kind: GroupGlobal, Stream: reflect.TypeFor[T]()} }
+
+// Key is what a fields grouping may key on: values with a stable hash.
+type Key interface {
+	~string | ~bool |
+		~int | ~int8 | ~int16 | ~int32 | ~int64 |
+		~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr |
+		~float32 | ~float64
+}
+
+// Fields sends tuples of stream T with equal keys to the same task. key extracts
+// the key; fields names the stream fields it is made of, which Build checks.
+func Fields[T any, K Key](key func(T) K, fields ...string) Grouping {
+	return Grouping{
+		Kind:   GroupFields,
+		Stream: reflect.TypeFor[T](),
+		Fields: fields,
+		Key:    func(tuple any) uint64 { return HashKey(key(tuple.(T))) },
+	}
+}
+
+// HashKey hashes k with a function that is the same in every process and run
+// (FNV-1a for strings, a splitmix64 finaliser for numbers), unlike Go's map hash.
+func HashKey[K Key](k K) uint64 {
+	switch v := any(k).(type) {
+	case string:
+		return hashString(v)
+	case bool:
+		if v {
+			return mix64(1)
+		}
+		return mix64(0)
+	case float32:
+		return mix64(uint64(math.Float32bits(v)))
+	case float64:
+		return mix64(math.Float64bits(v))
+	case int:
+		return mix64(uint64(v))
+	case int32:
+		return mix64(uint64(v))
+	case int64:
+		return mix64(uint64(v))
+	case uint:
+		return mix64(uint64(v))
+	case uint32:
+		return mix64(uint64(v))
+	case uint64:
+		return mix64(v)
+	}
+	rv := reflect.ValueOf(k) // named types and the rarer kinds
+	switch rv.Kind() {
+	case reflect.String:
+		return hashString(rv.String())
+	case reflect.Bool:
+		if rv.Bool() {
+			return mix64(1)
+		}
+		return mix64(0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return mix64(uint64(rv.Int()))
+	case reflect.Float32, reflect.Float64:
+		return mix64(math.Float64bits(rv.Float()))
+	default:
+		return mix64(rv.Uint())
+	}
+}
+
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

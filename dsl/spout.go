@@ -1,0 +1,164 @@
+package dsl
+
+import "reflect"
+
+// SpoutTask is a running spout instance as the runtime drives it. Its methods are
+// called one at a time from the task's actor, so it needs no locks. A panic in
+// any of them fails the task (and, under supervision, restarts the topology).
+type SpoutTask interface {
+	// Next asks the source for at most one tuple, emits it through e and reports
+	// whether the source had one.
+	Next(e SpoutEmitter) bool
+	// Ack reports that the tree with this root was fully processed.
+	Ack(root uint64)
+	// Nack reports that the tree with this root failed or timed out.
+	Nack(root uint64)
+	// Abandon is called when the task stops with trees still open (a restart, or a
+	// drain that timed out): the outcome of those trees will never be known, so the
+	// task nacks every pending message to its source.
+	Abandon()
+}
+
+// SpoutEmitter is the runtime side of a spout emit. Emit routes tuple; when tracked
+// is true it starts a tuple tree and returns its root, or 0 when no subscriber
+// tracks it (the message is then complete at once).
+type SpoutEmitter interface {
+	Emit(tuple any, tracked bool) (root uint64)
+}
+
+// Activator is implemented by sources and handlers that want to know when their
+// task is activated and deactivated.
+type Activator interface {
+	Activate()
+	Deactivate()
+}
+
+// Source is a reliable spout's per-task state. Next returns a message id and a
+// tuple, or ok=false when it has nothing now. Every id Next returns later gets
+// exactly one Ack or Nack, on the same goroutine as Next.
+type Source[ID comparable, T any] interface {
+	Next() (id ID, tuple T, ok bool)
+	Ack(id ID)
+	Nack(id ID)
+}
+
+// SpoutSpec is a spout definition: its output stream type and how to create a task.
+type SpoutSpec struct {
+	Output   reflect.Type
+	Reliable bool
+	NewTask  func(TaskInfo) SpoutTask
+	// Kind names the implementation for graphs and logs ("reliable", "unreliable", "shell").
+	Kind string
+}
+
+// Reliable defines a spout whose messages are tracked: ack or nack is called once
+// for every id next returns. The functions are shared by all tasks of the spout; use
+// [ReliableFrom] for per-task state.
+func Reliable[ID comparable, T any](next func() (ID, T, bool), ack, nack func(ID)) *SpoutSpec {
+	src := funcSource[ID, T]{next, ack, nack}
+	return ReliableFrom(func(TaskInfo) Source[ID, T] { return src })
+}
+
+// ReliableFrom defines a reliable spout with one Source per task. If the Source is
+// also an [Activator] it hears of activation and deactivation.
+func ReliableFrom[ID comparable, T any](newSource func(TaskInfo) Source[ID, T]) *SpoutSpec {
+	return &SpoutSpec{
+		Output:   reflect.TypeFor[T](),
+		Reliable: true,
+		Kind:     "reliable",
+		NewTask: func(info TaskInfo) SpoutTask {
+			return &reliableTask[ID, T]{src: newSource(info), pending: make(map[uint64]ID, info.Settings.MaxSpoutPending)}
+		},
+	}
+}
+
+// Unreliable defines a fire-and-forget spout: next returns a tuple or ok=false.
+func Unreliable[T any](next func() (T, bool)) *SpoutSpec {
+	return UnreliableFrom(func(TaskInfo) func() (T, bool) { return next })
+}
+
+// UnreliableFrom defines an unreliable spout with a next function per task.
+func UnreliableFrom[T any](newNext func(TaskInfo) func() (T, bool)) *SpoutSpec {
+	return &SpoutSpec{
+		Output: reflect.TypeFor[T](),
+		Kind:   "unreliable",
+		NewTask: func(info TaskInfo) SpoutTask {
+			return unreliableTask[T](newNext(info))
+		},
+	}
+}
+
+type funcSource[ID comparable, T any] struct {
+	next      func() (ID, T, bool)
+	ack, nack func(ID)
+}
+
+func (s funcSource[ID, T]) Next() (ID, T, bool) { return s.next() }
+func (s funcSource[ID, T]) Ack(id ID)           { s.ack(id) }
+func (s funcSource[ID, T]) Nack(id ID)          { s.nack(id) }
+
+// reliableTask maps tree roots back to the user's message ids.
+type reliableTask[ID comparable, T any] struct {
+	src     Source[ID, T]
+	pending map[uint64]ID
+}
+
+func (r *reliableTask[ID, T]) Next(e SpoutEmitter) bool {
+	id, tuple, ok := r.src.Next()
+	if !ok {
+		return false
+	}
+	if root := e.Emit(tuple, true); root != 0 {
+		r.pending[root] = id
+	} else {
+		r.src.Ack(id) // nothing downstream tracks it: complete already
+	}
+	return true
+}
+
+func (r *reliableTask[ID, T]) Ack(root uint64) {
+	if id, ok := r.pending[root]; ok {
+		delete(r.pending, root)
+		r.src.Ack(id)
+	}
+}
+
+func (r *reliableTask[ID, T]) Nack(root uint64) {
+	if id, ok := r.pending[root]; ok {
+		delete(r.pending, root)
+		r.src.Nack(id)
+	}
+}
+
+func (r *reliableTask[ID, T]) Abandon() {
+	for root, id := range r.pending {
+		delete(r.pending, root)
+		r.src.Nack(id)
+	}
+}
+
+func (r *reliableTask[ID, T]) Activate() {
+	if a, ok := r.src.(Activator); ok {
+		a.Activate()
+	}
+}
+
+func (r *reliableTask[ID, T]) Deactivate() {
+	if a, ok := r.src.(Activator); ok {
+		a.Deactivate()
+	}
+}
+
+type unreliableTask[T any] func() (T, bool)
+
+func (u unreliableTask[T]) Next(e SpoutEmitter) bool {
+	tuple, ok := u()
+	if ok {
+		e.Emit(tuple, false)
+	}
+	return ok
+}
+
+func (unreliableTask[T]) Ack(uint64)  {}
+func (unreliableTask[T]) Nack(uint64) {}
+func (unreliableTask[T]) Abandon()    {}

@@ -1,0 +1,477 @@
+package dsl
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// ComponentID names a spout or bolt. Builder methods return it so edges can refer
+// to components; a plain string converts too.
+type ComponentID string
+
+// Kind tells spouts from bolts.
+type Kind int
+
+// Component kinds.
+const (
+	SpoutKind Kind = iota + 1
+	BoltKind
+)
+
+func (k Kind) String() string {
+	switch k {
+	case SpoutKind:
+		return "spout"
+	case BoltKind:
+		return "bolt"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Component is a validated spout or bolt of a built [Topology]. Read-only.
+type Component struct {
+	Index       int // position in Topology.Components
+	ID          string
+	Kind        Kind
+	Parallelism int
+	Conf        Conf     // the component's own conf
+	Settings    Settings // defaults, topology conf, then component conf
+	Spout       *SpoutSpec
+	Bolt        *BoltSpec
+	// Activation and Deactivation are tuples delivered to a bolt's tasks when they
+	// are activated and deactivated (nil for none).
+	Activation, Deactivation any
+}
+
+// Edge subscribes bolt To to a stream of component From. Read-only.
+type Edge struct {
+	From, To *Component
+	Stream   *Stream
+	Grouping Grouping
+	Anchored bool
+}
+
+// String describes the edge, e.g. "numbers =Original/shuffle=> addOne".
+func (e *Edge) String() string {
+	arrow := "-"
+	if e.Anchored {
+		arrow = "="
+	}
+	return fmt.Sprintf("%s %s%s/%s%s> %s", e.From.ID, arrow, e.Stream.Name, e.Grouping, arrow, e.To.ID)
+}
+
+// Topology is a validated topology. Build it with [New] and [Builder.Build]; it is
+// read-only and may be run any number of times.
+type Topology struct {
+	Name       string
+	Conf       Conf
+	Settings   Settings // defaults and topology conf
+	Streams    []*Stream
+	Components []*Component
+	Edges      []*Edge
+}
+
+// Component returns the component called id, or nil.
+func (t *Topology) Component(id string) *Component {
+	for _, c := range t.Components {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// StreamOf returns the stream whose Go type is typ, or nil.
+func (t *Topology) StreamOf(typ reflect.Type) *Stream {
+	for _, s := range t.Streams {
+		if s.Type == typ {
+			return s
+		}
+	}
+	return nil
+}
+
+// Option configures a component.
+type Option interface{ apply(*componentDef) }
+
+type optionFunc func(*componentDef)
+
+func (f optionFunc) apply(c *componentDef) { f(c) }
+
+// Parallelism sets how many tasks run the component (default 1).
+func Parallelism(n int) Option { return optionFunc(func(c *componentDef) { c.parallelism = n }) }
+
+// WithConf sets component conf that overrides the topology's.
+func WithConf(conf Conf) Option {
+	return optionFunc(func(c *componentDef) {
+		if c.conf == nil {
+			c.conf = Conf{}
+		}
+		for k, v := range conf {
+			c.conf[k] = v
+		}
+	})
+}
+
+// ActivationTuple delivers v to each task of a bolt when it is activated, as an
+// untracked input from "__system". v must be of the bolt's input type.
+func ActivationTuple(v any) Option { return optionFunc(func(c *componentDef) { c.activation = v }) }
+
+// DeactivationTuple delivers v to each task of a bolt when it is deactivated.
+func DeactivationTuple(v any) Option {
+	return optionFunc(func(c *componentDef) { c.deactivation = v })
+}
+
+type componentDef struct {
+	id                       string
+	kind                     Kind
+	parallelism              int
+	conf                     Conf
+	spout                    *SpoutSpec
+	bolt                     *BoltSpec
+	activation, deactivation any
+}
+
+type edgeDef struct {
+	from, to ComponentID
+	grouping Grouping
+	anchored bool
+}
+
+// Builder collects a topology definition. Its methods record; [Builder.Build]
+// validates everything at once. A Builder is not safe for concurrent use.
+type Builder struct {
+	name       string
+	conf       Conf
+	components []*componentDef
+	streams    []streamDecl
+	edges      []edgeDef
+}
+
+// New starts a topology called name with topology-level conf (may be nil).
+func New(name string, conf Conf) *Builder {
+	return &Builder{name: name, conf: conf}
+}
+
+// Streams declares stream types by sample values (for example Odd{}); each stream is
+// named after its type.
+func (b *Builder) Streams(samples ...any) *Builder {
+	for _, s := range samples {
+		b.streams = append(b.streams, streamDecl{typ: reflect.TypeOf(s)})
+	}
+	return b
+}
+
+// NamedStream declares a stream type under an explicit stream name.
+func (b *Builder) NamedStream(name string, sample any) *Builder {
+	b.streams = append(b.streams, streamDecl{name: name, typ: reflect.TypeOf(sample)})
+	return b
+}
+
+// Spout adds a spout. Its output type is declared as a stream.
+func (b *Builder) Spout(id string, spec *SpoutSpec, opts ...Option) ComponentID {
+	return b.add(&componentDef{id: id, kind: SpoutKind, spout: spec}, opts)
+}
+
+// Bolt adds a bolt.
+func (b *Builder) Bolt(id string, spec *BoltSpec, opts ...Option) ComponentID {
+	return b.add(&componentDef{id: id, kind: BoltKind, bolt: spec}, opts)
+}
+
+func (b *Builder) add(c *componentDef, opts []Option) ComponentID {
+	c.parallelism = 1
+	for _, o := range opts {
+		o.apply(c)
+	}
+	b.components = append(b.components, c)
+	return ComponentID(c.id)
+}
+
+// Anchored subscribes bolt to a stream of from; tuples on this edge join the
+// tuple tree of what the emitter is processing.
+func (b *Builder) Anchored(from, to ComponentID, g Grouping) {
+	b.edges = append(b.edges, edgeDef{from: from, to: to, grouping: g, anchored: true})
+}
+
+// Unanchored subscribes bolt to a stream of from, fire-and-forget.
+func (b *Builder) Unanchored(from, to ComponentID, g Grouping) {
+	b.edges = append(b.edges, edgeDef{from: from, to: to, grouping: g})
+}
+
+// ValidationError lists every problem found in a topology definition.
+type ValidationError struct {
+	Topology string
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("dsl: topology %q is invalid:\n  - %s", e.Topology, strings.Join(e.Problems, "\n  - "))
+}
+
+// Build validates the definition and returns the topology, or a *ValidationError
+// listing every problem.
+func (b *Builder) Build() (*Topology, error) {
+	v := &validator{b: b, t: &Topology{Name: b.name, Conf: b.conf}, byID: map[string]*Component{}}
+	v.settings()
+	v.components()
+	v.streams()
+	v.edges()
+	v.inputs()
+	v.cycles()
+	if len(v.problems) > 0 {
+		return nil, &ValidationError{Topology: b.name, Problems: v.problems}
+	}
+	return v.t, nil
+}
+
+type validator struct {
+	b        *Builder
+	t        *Topology
+	byID     map[string]*Component
+	problems []string
+}
+
+func (v *validator) problem(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+func (v *validator) settings() {
+	if v.b.name == "" {
+		v.problem("topology has no name")
+	}
+	s, err := Resolve(v.b.conf)
+	if err != nil {
+		v.problem("topology %v", err)
+	}
+	v.t.Settings = s
+}
+
+func (v *validator) components() {
+	for _, d := range v.b.components {
+		c := &Component{ID: d.id, Kind: d.kind, Parallelism: d.parallelism, Conf: d.conf,
+			Spout: d.spout, Bolt: d.bolt, Activation: d.activation, Deactivation: d.deactivation}
+		v.component(c)
+		if _, dup := v.byID[d.id]; dup {
+			v.problem("component %q is defined more than once", d.id)
+			continue
+		}
+		v.byID[d.id] = c
+		c.Index = len(v.t.Components)
+		v.t.Components = append(v.t.Components, c)
+	}
+}
+
+func (v *validator) component(c *Component) {
+	switch {
+	case c.ID == "":
+		v.problem("a %v has an empty id", c.Kind)
+	case strings.HasPrefix(c.ID, "__"):
+		v.problem("component id %q is reserved (ids starting with \"__\" belong to the system)", c.ID)
+	}
+	if c.Parallelism < 1 {
+		v.problem("component %q has parallelism %d; it must be at least 1", c.ID, c.Parallelism)
+	}
+	if (c.Kind == SpoutKind && c.Spout == nil) || (c.Kind == BoltKind && c.Bolt == nil) {
+		v.problem("%v %q has no definition (nil spec)", c.Kind, c.ID)
+	}
+	if c.Kind == SpoutKind && (c.Activation != nil || c.Deactivation != nil) {
+		v.problem("spout %q has an activation or deactivation tuple; only bolts take them", c.ID)
+	}
+	if c.Bolt != nil {
+		for _, t := range []any{c.Activation, c.Deactivation} {
+			if t != nil && !reflect.TypeOf(t).AssignableTo(c.Bolt.Input) {
+				v.problem("bolt %q: activation/deactivation tuple of type %T is not its input type %v", c.ID, t, c.Bolt.Input)
+			}
+		}
+	}
+	c.Settings = v.t.Settings
+	for _, p := range c.Conf.applyTo(&c.Settings) {
+		v.problem("component %q: %s", c.ID, p)
+	}
+}
+
+func (v *validator) streams() {
+	decls := append([]streamDecl(nil), v.b.streams...)
+	for _, c := range v.t.Components {
+		if c.Spout != nil {
+			decls = append(decls, streamDecl{typ: c.Spout.Output})
+		}
+	}
+	names := map[string]reflect.Type{}
+	for _, d := range decls {
+		if d.typ == nil {
+			v.problem("a stream was declared with a nil sample")
+			continue
+		}
+		if existing := v.t.StreamOf(d.typ); existing != nil {
+			if d.name != "" && d.name != existing.Name {
+				v.problem("stream type %v is declared twice, as %q and %q", d.typ, existing.Name, d.name)
+			}
+			continue
+		}
+		fields, err := fieldsOf(d.typ)
+		if err != nil {
+			v.problem("%v", err)
+			continue
+		}
+		name := d.name
+		if name == "" {
+			name = d.typ.Name()
+		}
+		if other, dup := names[name]; dup {
+			v.problem("stream name %q is used by both %v and %v", name, other, d.typ)
+			continue
+		}
+		names[name] = d.typ
+		v.t.Streams = append(v.t.Streams, &Stream{Index: len(v.t.Streams), Name: name, Type: d.typ, Fields: fields})
+	}
+}
+
+func (v *validator) edges() {
+	seen := map[string]bool{}
+	directness := map[string]bool{} // "from/stream" -> direct
+	for _, d := range v.b.edges {
+		e, ok := v.edge(d)
+		if !ok {
+			continue
+		}
+		key := e.From.ID + "/" + e.Stream.Name + "/" + e.To.ID
+		if seen[key] {
+			v.problem("bolt %q subscribes to stream %q of %q more than once", e.To.ID, e.Stream.Name, e.From.ID)
+			continue
+		}
+		seen[key] = true
+		src := e.From.ID + "/" + e.Stream.Name
+		direct := e.Grouping.Kind == GroupDirect
+		if was, ok := directness[src]; ok && was != direct {
+			v.problem("stream %q of %q mixes direct and non-direct groupings; a stream is either direct or not", e.Stream.Name, e.From.ID)
+		}
+		directness[src] = direct
+		v.t.Edges = append(v.t.Edges, e)
+	}
+}
+
+func (v *validator) edge(d edgeDef) (*Edge, bool) {
+	from, to := v.byID[string(d.from)], v.byID[string(d.to)]
+	ok := true
+	if from == nil {
+		v.problem("edge %q -> %q: source component %q is not defined", d.from, d.to, d.from)
+		ok = false
+	}
+	if to == nil {
+		v.problem("edge %q -> %q: destination component %q is not defined", d.from, d.to, d.to)
+		ok = false
+	} else if to.Kind != BoltKind {
+		v.problem("edge %q -> %q: destination %q is a spout; only bolts subscribe to streams", d.from, d.to, d.to)
+		ok = false
+	}
+	g := d.grouping
+	if g.Kind == 0 || g.Stream == nil {
+		v.problem("edge %q -> %q has no grouping", d.from, d.to)
+		return nil, false
+	}
+	s := v.t.StreamOf(g.Stream)
+	if s == nil {
+		v.problem("edge %q -> %q: stream type %v is not in the topology's schema (declare it with Streams)", d.from, d.to, g.Stream)
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	if from.Spout != nil && from.Spout.Output != g.Stream {
+		v.problem("edge %q -> %q: spout %q emits %v, not %v", d.from, d.to, d.from, from.Spout.Output, g.Stream)
+		ok = false
+	}
+	if to.Bolt != nil && !g.Stream.AssignableTo(to.Bolt.Input) {
+		v.problem("edge %q -> %q: bolt %q takes %v and cannot accept stream %q (%v)", d.from, d.to, d.to, to.Bolt.Input, s.Name, g.Stream)
+		ok = false
+	}
+	if g.Kind == GroupFields {
+		if len(g.Fields) == 0 {
+			v.problem("edge %q -> %q: fields grouping on stream %q names no fields", d.from, d.to, s.Name)
+			ok = false
+		}
+		for _, f := range g.Fields {
+			if !s.HasField(f) {
+				v.problem("edge %q -> %q: fields grouping on %q, which stream %q lacks (it has %v)", d.from, d.to, f, s.Name, s.Fields)
+				ok = false
+			}
+		}
+		if g.Key == nil {
+			v.problem("edge %q -> %q: fields grouping has no key function", d.from, d.to)
+			ok = false
+		}
+	}
+	return &Edge{From: from, To: to, Stream: s, Grouping: g, Anchored: d.anchored}, ok
+}
+
+func (v *validator) inputs() {
+	fed := map[string]bool{}
+	for _, e := range v.t.Edges {
+		fed[e.To.ID] = true
+	}
+	for _, c := range v.t.Components {
+		if c.Kind == BoltKind && !fed[c.ID] {
+			v.problem("bolt %q has no input", c.ID)
+		}
+	}
+}
+
+// cycles rejects any cycle: a bolt downstream of itself could fill its own bounded
+// mailbox and park forever.
+func (v *validator) cycles() {
+	next := map[string][]string{}
+	for _, e := range v.t.Edges {
+		next[e.From.ID] = append(next[e.From.ID], e.To.ID)
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var path []string
+	reported := map[string]bool{}
+	var visit func(id string)
+	visit = func(id string) {
+		color[id] = grey
+		path = append(path, id)
+		for _, n := range next[id] {
+			switch color[n] {
+			case grey:
+				cycle := append(cycleFrom(path, n), n)
+				key := strings.Join(sortedCopy(cycle[:len(cycle)-1]), ",")
+				if !reported[key] {
+					reported[key] = true
+					v.problem("cycle %s: topologies must be acyclic", strings.Join(cycle, " -> "))
+				}
+			case white:
+				visit(n)
+			}
+		}
+		path = path[:len(path)-1]
+		color[id] = black
+	}
+	for _, c := range v.t.Components {
+		if color[c.ID] == white {
+			visit(c.ID)
+		}
+	}
+}
+
+func cycleFrom(path []string, start string) []string {
+	for i, p := range path {
+		if p == start {
+			return append([]string(nil), path[i:]...)
+		}
+	}
+	return nil
+}
+
+func sortedCopy(s []string) []string {
+	c := append([]string(nil), s...)
+	sort.Strings(c)
+	return c
+}

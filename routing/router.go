@@ -1,0 +1,236 @@
+package routing
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/goshelter/goshelter/dsl"
+)
+
+// Sink receives what a router decides. The runtime implements it with per-destination
+// batches. Track and Anchor for a tuple are always called before Deliver of that
+// tuple, so an acker that receives them in order can never see an edge completed
+// before it was added.
+type Sink interface {
+	// Deliver hands t to bolt task.
+	Deliver(task int, t dsl.Tuple)
+	// Track starts the tree root for spout task spoutTask.
+	Track(root uint64, spoutTask int)
+	// Anchor adds edge to the tree root.
+	Anchor(root, edge uint64)
+}
+
+// Router is one task's emit path. It is used by that task's goroutine only.
+type Router struct {
+	plan    *Plan
+	self    Task
+	sink    Sink
+	ids     IDs
+	tracks  bool // the topology has ackers
+	streams []streamOut
+	last    int // index of the last stream emitted, checked first
+}
+
+type streamOut struct {
+	stream  *dsl.Stream
+	dists   []distributor
+	direct  bool // the stream's subscribers use direct grouping
+	tracked bool // some subscriber is on an anchored edge
+}
+
+// distributor spreads one stream over one destination component's tasks.
+type distributor struct {
+	route Route
+	next  int // shuffle position
+}
+
+// NewRouter builds the emit path of task. ids supplies its tuple ids.
+func (p *Plan) NewRouter(task Task, sink Sink, ids IDs) *Router {
+	r := &Router{plan: p, self: task, sink: sink, ids: ids, tracks: len(p.Ackers) > 0}
+	r.streams = make([]streamOut, len(p.Topology.Streams))
+	for i, s := range p.Topology.Streams {
+		out := streamOut{stream: s}
+		if task.Component != nil {
+			for j, route := range p.Routes[task.Component.Index][i] {
+				out.dists = append(out.dists, distributor{route: route, next: task.Index + j})
+				out.direct = route.Edge.Grouping.Kind == dsl.GroupDirect
+				out.tracked = out.tracked || route.Edge.Anchored
+			}
+		}
+		r.streams[i] = out
+	}
+	return r
+}
+
+// stream finds the stream of tuple's type.
+func (r *Router) stream(tuple any) (*streamOut, error) {
+	typ := reflect.TypeOf(tuple)
+	if s := &r.streams[r.last]; s.stream.Type == typ {
+		return s, nil
+	}
+	for i := range r.streams {
+		if r.streams[i].stream.Type == typ {
+			r.last = i
+			return &r.streams[i], nil
+		}
+	}
+	return nil, &dsl.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprint(typ), Reason: "its type is not a stream of the topology (declare it with Streams)"}
+}
+
+// EmitSpout routes a spout's tuple. When tracked is true and some subscriber is on
+// an anchored edge, it starts a tree and returns its root; otherwise it returns 0.
+func (r *Router) EmitSpout(tuple any, tracked bool) (root uint64, err error) {
+	if len(r.streams) == 0 {
+		return 0, &dsl.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
+	}
+	s, err := r.stream(tuple)
+	if err != nil {
+		return 0, err
+	}
+	if tracked && r.tracks && s.tracked {
+		root = r.ids.Next()
+		r.sink.Track(root, r.self.ID)
+	}
+	t := dsl.Tuple{Value: tuple, Stream: s.stream, Source: r.self.Component.ID, Task: r.self.ID}
+	for i := range s.dists {
+		d := &s.dists[i]
+		anchored := root != 0 && d.route.Edge.Anchored
+		r.spread(d, t, func(task int, t dsl.Tuple) {
+			if anchored {
+				t.ID = dsl.TupleID{Root: root, Edge: r.ids.Next()}
+				r.sink.Anchor(root, t.ID.Edge)
+			}
+			r.sink.Deliver(task, t)
+		})
+	}
+	return root, nil
+}
+
+// Emit routes a bolt's tuple, anchoring it to anchors on anchored edges. A direct
+// task of 0 means grouped delivery; otherwise the tuple goes to that task only.
+func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
+	if len(r.streams) == 0 {
+		return &dsl.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
+	}
+	s, err := r.stream(tuple)
+	if err != nil {
+		return err
+	}
+	if err := r.checkDirect(s, direct); err != nil {
+		return err
+	}
+	t := dsl.Tuple{Value: tuple, Stream: s.stream, Source: r.self.Component.ID, Task: r.self.ID}
+	roots := rootsOf(anchors)
+	for i := range s.dists {
+		d := &s.dists[i]
+		anchored := d.route.Edge.Anchored && (roots.Root != 0)
+		deliver := func(task int, t dsl.Tuple) {
+			if anchored {
+				t.ID = roots
+				t.ID.Edge = r.ids.Next()
+				r.anchorAll(roots, t.ID.Edge)
+			}
+			r.sink.Deliver(task, t)
+		}
+		if direct != 0 {
+			if containsTask(d.route.Tasks, direct) {
+				deliver(direct, t)
+			}
+			continue
+		}
+		r.spread(d, t, deliver)
+	}
+	return nil
+}
+
+func (r *Router) checkDirect(s *streamOut, direct int) error {
+	switch {
+	case direct != 0 && len(s.dists) > 0 && !s.direct:
+		return &dsl.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Task: direct, Reason: "EmitDirect on a stream whose subscribers do not use direct grouping"}
+	case direct == 0 && s.direct:
+		return &dsl.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Reason: "the stream is direct: use EmitDirect with a task id"}
+	case direct != 0 && !r.directTarget(s, direct):
+		return &dsl.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Task: direct, Reason: fmt.Sprintf("task %d does not subscribe to the stream", direct)}
+	}
+	return nil
+}
+
+func (r *Router) directTarget(s *streamOut, task int) bool {
+	for i := range s.dists {
+		if containsTask(s.dists[i].route.Tasks, task) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Router) anchorAll(id dsl.TupleID, edge uint64) {
+	r.sink.Anchor(id.Root, edge)
+	for _, root := range id.Roots {
+		r.sink.Anchor(root, edge)
+	}
+}
+
+// spread applies the distributor's grouping and calls deliver per chosen task.
+func (r *Router) spread(d *distributor, t dsl.Tuple, deliver func(int, dsl.Tuple)) {
+	tasks := d.route.Tasks
+	if len(tasks) == 1 {
+		deliver(tasks[0], t)
+		return
+	}
+	switch d.route.Edge.Grouping.Kind {
+	case dsl.GroupShuffle:
+		d.next++
+		deliver(tasks[d.next%len(tasks)], t)
+	case dsl.GroupFields:
+		deliver(tasks[d.route.Edge.Grouping.Key(t.Value)%uint64(len(tasks))], t)
+	case dsl.GroupGlobal:
+		deliver(tasks[0], t)
+	case dsl.GroupAll:
+		for _, task := range tasks {
+			deliver(task, t)
+		}
+	}
+}
+
+// rootsOf merges the trees of the tracked anchors: the new tuple belongs to all.
+func rootsOf(anchors []dsl.TupleID) dsl.TupleID {
+	var id dsl.TupleID
+	for _, a := range anchors {
+		if !a.Tracked() {
+			continue
+		}
+		if id.Root == 0 {
+			id.Root, id.Roots = a.Root, a.Roots
+			continue
+		}
+		id.Roots = appendNew(id.Roots, a.Root, id.Root)
+		for _, r := range a.Roots {
+			id.Roots = appendNew(id.Roots, r, id.Root)
+		}
+	}
+	return id
+}
+
+// appendNew adds root unless it is first or already listed. It copies before the
+// first append so an input's Roots slice is never shared and grown.
+func appendNew(roots []uint64, root, first uint64) []uint64 {
+	if root == first {
+		return roots
+	}
+	for _, r := range roots {
+		if r == root {
+			return roots
+		}
+	}
+	return append(roots[:len(roots):len(roots)], root)
+}
+
+func containsTask(tasks []int, task int) bool {
+	for _, t := range tasks {
+		if t == task {
+			return true
+		}
+	}
+	return false
+}

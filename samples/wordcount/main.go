@@ -1,0 +1,146 @@
+// Command wordcount runs the word count topology: sentences -> split -> count ->
+// log, with shuffle and fields groupings. It stops after -duration, prints the
+// most frequent words, then a summary line.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// Sentence, Word and Count are the topology's streams.
+type Sentence struct {
+	Text string `storm:"sentence"`
+}
+
+type Word struct {
+	Text string `storm:"word"`
+}
+
+type Count struct {
+	Word string `storm:"word"`
+	N    int    `storm:"count"`
+}
+
+var sentences = []string{
+	"the cow jumped over the moon",
+	"an apple a day keeps the doctor away",
+	"four score and seven years ago",
+	"snow white and the seven dwarfs",
+	"i am at two with nature",
+}
+
+// tally is the log bolt's view of the latest count per word, shared by its tasks.
+type tally struct {
+	mu     sync.Mutex // mu guards counts
+	counts map[string]int
+}
+
+func (t *tally) record(c Count) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c.N > t.counts[c.Word] {
+		t.counts[c.Word] = c.N
+	}
+}
+
+func (t *tally) top(n int) []Count {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Count, 0, len(t.counts))
+	for w, c := range t.counts {
+		out = append(out, Count{w, c})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].N > out[j].N || (out[i].N == out[j].N && out[i].Word < out[j].Word) })
+	return out[:min(n, len(out))]
+}
+
+// topology builds the word count topology; results go to t.
+func topology(t *tally) (*dsl.Topology, error) {
+	b := dsl.New("wordcount", nil)
+	b.Streams(Word{}, Count{})
+	spout := b.Spout("sentences", dsl.UnreliableFrom(func(info dsl.TaskInfo) func() (Sentence, bool) {
+		i := info.Index
+		return func() (Sentence, bool) {
+			i++
+			return Sentence{sentences[i%len(sentences)]}, true
+		}
+	}), dsl.Parallelism(4))
+	split := b.Bolt("split", dsl.AutoAck(func(s Sentence, out dsl.Emitter) error {
+		for _, w := range strings.Fields(s.Text) {
+			out.Emit(Word{w})
+		}
+		return nil
+	}), dsl.Parallelism(4))
+	count := b.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
+		counts := map[string]int{}
+		return dsl.HandlerFunc[Word](func(w Word, out dsl.Emitter) error {
+			counts[w.Text]++
+			out.Emit(Count{w.Text, counts[w.Text]})
+			return nil
+		})
+	}), dsl.Parallelism(4))
+	logger := b.Bolt("log", dsl.AutoAck(func(c Count, _ dsl.Emitter) error {
+		t.record(c)
+		return nil
+	}), dsl.Parallelism(2))
+	b.Anchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "word"))
+	b.Anchored(count, logger, dsl.Fields(func(c Count) string { return c.Word }, "word"))
+	return b.Build()
+}
+
+func main() {
+	duration := flag.Duration("duration", 10*time.Second, "how long to run before stopping")
+	flag.Parse()
+	if err := run(*duration); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(duration time.Duration) error {
+	t := &tally{counts: map[string]int{}}
+	topo, err := topology(t)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	start := time.Now()
+	running, err := supervision.Run(ctx, topo, supervision.WithoutRestarts())
+	if err != nil {
+		return err
+	}
+	select {
+	case <-time.After(duration):
+	case <-ctx.Done():
+	case <-running.Done():
+		return running.Wait()
+	}
+	stats := running.Stats()
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stopCancel()
+	if err := running.Stop(stopCtx); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	for _, c := range t.top(10) {
+		fmt.Printf("%-10s %d\n", c.Word, c.N)
+	}
+	emitted := stats.Component("sentences").Emitted
+	words := stats.Component("split").Emitted
+	fmt.Printf("summary: emitted=%d words=%d counted=%d elapsed=%s rate=%.0f/s\n",
+		emitted, words, stats.Component("count").Executed, elapsed.Round(time.Millisecond), float64(emitted)/elapsed.Seconds())
+	return nil
+}

@@ -1,0 +1,30 @@
+// Package supervision hosts running topologies: it starts an incarnation of the
+// tasks under one supervisor actor and, when a task fails, stops that incarnation
+// and starts a fresh one after an exponential back-off, or fails fast.
+//
+// # Running a topology
+//
+//	running, err := supervision.Run(ctx, topo, supervision.WithLogger(log))
+//	if err != nil { ... }
+//	defer running.Stop(context.Background())
+//
+// [Run] restarts on failure (FsShelter's runWith); [WithoutRestarts] makes the
+// first failure final, for an outer supervisor such as systemd or Kubernetes.
+//
+// # Restarts
+//
+// After the n-th consecutive failure the supervisor waits min(base·2^n, cap)
+// (defaults: base 1 s, so the first wait is 2 s; cap 30 s), at most
+// [WithMaxRestarts] times (default 5). The count goes back to zero only after an
+// incarnation has run for the stable period without failing. Failures that
+// arrive while a restart is under way are coalesced into it.
+//
+// # At-least-once across restarts
+//
+// When an incarnation ends, each reliable spout task nacks every message whose
+// tree is still open (the Source's Nack is called), so a source that replays
+// nacked messages and outlives incarnations loses nothing. Such a source must
+// (1) keep its messages outside the task (shared by Reliable's functions, or
+// handed to each new Source by ReliableFrom), (2) hand a message out again after
+// Nack, and (3) forget it only on Ack.
+package supervision

@@ -1,0 +1,331 @@
+package supervision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/goshelter/goshelter/actors"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/routing"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+)
+
+// ErrGaveUp is wrapped by Wait's error when the supervisor stopped restarting.
+var ErrGaveUp = errors.New("supervision: gave up restarting the topology")
+
+// ErrStopped is returned by Stop when the topology had already stopped.
+var ErrStopped = errors.New("supervision: topology already stopped")
+
+// teardownTimeout bounds how long a failed incarnation may take to stop.
+const teardownTimeout = 10 * time.Second
+
+// Running is a hosted topology. Its methods are safe for concurrent use.
+type Running struct {
+	opts   options
+	plan   *routing.Plan
+	system *actor.ActorSystem
+	sup    *actor.PID
+	log    *zap.Logger
+
+	failures chan failure
+	restart  chan int // incarnation number whose back-off ended
+	stable   chan int // incarnation number that ran for the stable period
+	stopReq  chan context.Context
+	stopRes  chan error
+	done     chan struct{}
+	err      error // final result, set before done closes
+
+	mu       sync.Mutex // mu guards current, number and restarts
+	current  *actors.Topology
+	number   int
+	restarts int
+}
+
+type failure struct {
+	pid    *actor.PID
+	reason any
+}
+
+// Run starts topology t and returns once its first incarnation is active. When a
+// task fails, the topology is restarted with back-off (see the package doc) unless
+// [WithoutRestarts] is given.
+func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error) {
+	o := defaults()
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	r := &Running{
+		opts: o, plan: routing.Compile(t), log: o.logger.With(zap.String("topology", t.Name)),
+		failures: make(chan failure, 64), restart: make(chan int, 1), stable: make(chan int, 1),
+		stopReq: make(chan context.Context), stopRes: make(chan error, 1), done: make(chan struct{}),
+	}
+	core, err := zapcore.NewIncreaseLevelCore(o.logger.Core(), zap.WarnLevel)
+	if err != nil { // the user's core is already quieter than warn
+		core = o.logger.Core()
+	}
+	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(zapslog.NewHandler(core))
+	}))
+	r.sup = r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &supervisor{r: r} }))
+	if err := r.startIncarnation(ctx); err != nil {
+		r.shutdown()
+		return nil, err
+	}
+	go r.loop()
+	return r, nil
+}
+
+// startIncarnation spawns and activates a fresh incarnation.
+func (r *Running) startIncarnation(ctx context.Context) error {
+	r.mu.Lock()
+	r.number++
+	n := r.number
+	r.mu.Unlock()
+	inc, err := actors.New(r.plan, actors.Config{
+		Spawn: r.spawn, Root: r.system.Root, Name: fmt.Sprintf("i%d/", n),
+		Logger: r.opts.logger, Clock: r.opts.clock, IDs: r.opts.ids, Trace: r.opts.trace,
+		DrainTimeout: r.opts.drainTimeout,
+	})
+	r.mu.Lock()
+	r.current = inc
+	r.mu.Unlock()
+	if err == nil {
+		err = inc.Activate(ctx)
+	}
+	if err != nil {
+		r.dropCurrent()
+		inc.Break()
+		stopCtx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
+		defer cancel()
+		return errors.Join(fmt.Errorf("starting topology %q: %w", r.plan.Topology.Name, err), inc.Stop(stopCtx))
+	}
+	r.emit(Event{Kind: Started, Incarnation: n})
+	if r.opts.stable > 0 {
+		r.opts.clock.AfterFunc(r.opts.stable, func() { offer(r.stable, n) })
+	}
+	return nil
+}
+
+func offer(ch chan int, v int) {
+	select {
+	case ch <- v:
+	default:
+	}
+}
+
+func (r *Running) dropCurrent() *actors.Topology {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inc := r.current
+	r.current = nil
+	return inc
+}
+
+// spawn creates a task actor as a child of the supervisor actor.
+func (r *Running) spawn(props *actor.Props, name string) (*actor.PID, error) {
+	req := &spawnRequest{props: props, name: name, reply: make(chan spawnReply, 1)}
+	r.system.Root.Send(r.sup, req)
+	rep := <-req.reply
+	return rep.pid, rep.err
+}
+
+// onFailure runs on the supervisor actor: it breaks the failed incarnation at once
+// (so nothing waits on it) and tells the loop.
+func (r *Running) onFailure(pid *actor.PID, reason any) {
+	if p, ok := reason.(*actors.PanicError); ok {
+		r.log.Error("task panicked", zap.Stringer("actor", pid), zap.Any("panic", p.Value), zap.ByteString("stack", p.Stack))
+	}
+	r.mu.Lock()
+	if r.current != nil && r.current.Owns(pid) {
+		r.current.Break()
+	}
+	r.mu.Unlock()
+	select {
+	case r.failures <- failure{pid: pid, reason: reason}:
+	default:
+		r.log.Warn("task failure coalesced: failure queue full", zap.Any("reason", reason))
+	}
+}
+
+func (r *Running) emit(e Event) {
+	fields := []zap.Field{zap.Stringer("event", e.Kind), zap.Int("incarnation", e.Incarnation)}
+	switch e.Kind {
+	case Failed, GaveUp:
+		r.log.Error("topology "+e.Kind.String(), append(fields, zap.Error(e.Err))...)
+	case Restarting:
+		r.log.Warn("topology restarting", append(fields, zap.Int("attempt", e.Attempt), zap.Duration("delay", e.Delay))...)
+	default:
+		r.log.Info("topology "+e.Kind.String(), fields...)
+	}
+	if r.opts.events != nil {
+		r.opts.events(e)
+	}
+}
+
+// loop owns restarts and stopping; it is the only goroutine that stops incarnations.
+func (r *Running) loop() {
+	defer close(r.done)
+	attempt := 0
+	var backoff interface{ Stop() }
+	for {
+		select {
+		case f := <-r.failures:
+			err, stale := r.failed(f)
+			if stale {
+				continue
+			}
+			if !r.opts.restarts || attempt >= r.opts.maxRestarts {
+				if r.opts.restarts {
+					err = fmt.Errorf("%w after %d restarts: %w", ErrGaveUp, attempt, err)
+				}
+				r.finish(err, Event{Kind: GaveUp, Incarnation: r.incarnation(), Err: err})
+				return
+			}
+			attempt++
+			delay := Backoff(r.opts.base, r.opts.cap, attempt)
+			r.emit(Event{Kind: Restarting, Incarnation: r.incarnation(), Attempt: attempt, Delay: delay})
+			n := r.incarnation()
+			backoff = r.opts.clock.AfterFunc(delay, func() { offer(r.restart, n) })
+		case <-r.restart:
+			backoff = nil
+			r.mu.Lock()
+			r.restarts++
+			r.mu.Unlock()
+			if err := r.startIncarnation(context.Background()); err != nil {
+				r.log.Error("restart failed", zap.Error(err))
+				r.failures <- failure{reason: err}
+			}
+		case n := <-r.stable:
+			if n == r.incarnation() && r.currentTopology() != nil {
+				attempt = 0
+			}
+		case ctx := <-r.stopReq:
+			if backoff != nil {
+				backoff.Stop()
+			}
+			var err error
+			if inc := r.dropCurrent(); inc != nil {
+				err = inc.Stop(ctx)
+			}
+			r.stopRes <- err
+			r.finish(nil, Event{Kind: Stopped, Incarnation: r.incarnation()})
+			return
+		}
+	}
+}
+
+// failed handles a failure report: stale reports (from an incarnation already
+// stopped, or coalesced into a restart under way) are logged and skipped.
+func (r *Running) failed(f failure) (err error, stale bool) {
+	inc := r.currentTopology()
+	if f.pid == nil { // the restart itself failed
+		r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: f.reason.(error)})
+		return f.reason.(error), false
+	}
+	if inc == nil || !inc.Owns(f.pid) {
+		r.log.Warn("task failure coalesced into the restart under way", zap.Any("reason", f.reason))
+		return nil, true
+	}
+	te := inc.FailureError(f.pid, f.reason)
+	r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: te})
+	r.dropCurrent()
+	ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
+	defer cancel()
+	if stopErr := inc.Stop(ctx); stopErr != nil {
+		r.log.Error("failed incarnation did not stop cleanly", zap.Error(stopErr))
+	}
+	return te, false
+}
+
+func (r *Running) finish(err error, e Event) {
+	r.err = err
+	r.emit(e)
+	r.shutdown()
+}
+
+func (r *Running) shutdown() {
+	_ = r.system.Root.StopFuture(r.sup).Wait()
+	r.system.Shutdown()
+}
+
+func (r *Running) incarnation() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.number
+}
+
+func (r *Running) currentTopology() *actors.Topology {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current
+}
+
+// Stop drains and stops the topology (see actors.Topology.Stop) and releases the
+// actor system. It returns ErrStopped if the topology had already stopped.
+func (r *Running) Stop(ctx context.Context) error {
+	select {
+	case r.stopReq <- ctx:
+		err := <-r.stopRes
+		<-r.done
+		return err
+	case <-r.done:
+		return ErrStopped
+	}
+}
+
+// Wait blocks until the topology is down and returns why: nil after Stop, the
+// task's *actors.TaskError when restarts are off, or an error wrapping ErrGaveUp.
+func (r *Running) Wait() error {
+	<-r.done
+	return r.err
+}
+
+// Done is closed when the topology is down.
+func (r *Running) Done() <-chan struct{} { return r.done }
+
+// Stats is a snapshot of a running topology.
+type Stats struct {
+	Incarnation int
+	Restarts    int
+	InFlight    int64
+	Tasks       []actors.TaskSnapshot // the current incarnation's tasks
+}
+
+// Stats returns counters of the current incarnation.
+func (r *Running) Stats() Stats {
+	r.mu.Lock()
+	s := Stats{Incarnation: r.number, Restarts: r.restarts}
+	inc := r.current
+	r.mu.Unlock()
+	if inc != nil {
+		s.Tasks = inc.Stats()
+		s.InFlight = inc.InFlight()
+	}
+	return s
+}
+
+// Component sums the counters of a component's tasks.
+func (s Stats) Component(id string) actors.TaskSnapshot {
+	sum := actors.TaskSnapshot{Component: id}
+	for _, t := range s.Tasks {
+		if t.Component != id {
+			continue
+		}
+		sum.Emitted += t.Emitted
+		sum.Executed += t.Executed
+		sum.ExecuteNanos += t.ExecuteNanos
+		sum.Acked += t.Acked
+		sum.Failed += t.Failed
+		sum.Expired += t.Expired
+		sum.Pending += t.Pending
+		sum.MailboxDepth += t.MailboxDepth
+	}
+	return sum
+}
