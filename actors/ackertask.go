@@ -69,6 +69,7 @@ func (a *ackerTask) apply(op acker.Op) {
 
 func (a *ackerTask) expire(root uint64, spout int) {
 	a.stats.Expired.Add(1)
+	a.feedback(spout).expired++
 	a.nack(spout, root)
 }
 

@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/acker"
@@ -26,14 +27,13 @@ type boltTask struct {
 	anchored bool           // current holds a tracked input
 	consumed int64          // executed since the last flush, for the drain gauge
 	rate     int            // tick rate in seconds
+	lat      processSampler
 }
 
 func (b *boltTask) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *tupleBatch:
-		for i := range m.tuples {
-			b.execute(m.tuples[i])
-		}
+		b.executeAll(m.tuples)
 		b.consumed += int64(len(m.tuples))
 		putBatch(m)
 	case idle:
@@ -43,14 +43,15 @@ func (b *boltTask) Receive(ctx actor.Context) {
 	case invoke:
 		m.fn(b)
 	case failTask:
-		panic(m.err)
+		panic(taskFailure(m))
 	case tick:
-		b.execute(dsl.Tuple{Value: dsl.Tick{RateSecs: b.rate}, Source: dsl.SystemComponent, Task: dsl.SystemTask})
+		b.executeAll([]dsl.Tuple{{Value: dsl.Tick{RateSecs: b.rate}, Source: dsl.SystemComponent, Task: dsl.SystemTask}})
 	case *actor.Started:
 		info := b.inc.taskInfo(b.task)
 		b.impl = b.task.Component.Bolt.NewTask(info)
 		b.router = b.inc.plan.NewRouter(b.task, b.out, b.inc.ids(b.task.ID))
 		b.rate = int(info.Settings.TickFrequency.Seconds())
+		b.lat.timeout = info.Settings.MessageTimeout
 	case activate:
 		b.trace.in(protocol.Activate{})
 		b.system(b.task.Component.Activation)
@@ -66,21 +67,31 @@ func (b *boltTask) Receive(ctx actor.Context) {
 // system delivers an activation or deactivation tuple.
 func (b *boltTask) system(v any) {
 	if v != nil {
-		b.execute(dsl.Tuple{Value: v, Source: dsl.SystemComponent, Task: dsl.SystemTask})
+		b.executeAll([]dsl.Tuple{{Value: v, Source: dsl.SystemComponent, Task: dsl.SystemTask}})
 	}
 }
 
-func (b *boltTask) execute(t dsl.Tuple) {
+// executeAll executes inputs that left the mailbox together, reading the clock
+// once before and once after them all.
+func (b *boltTask) executeAll(tuples []dsl.Tuple) {
+	start := time.Now()
+	for i := range tuples {
+		b.execute(tuples[i], start)
+	}
+	b.stats.Executed.Add(int64(len(tuples)))
+	b.stats.ExecuteNanos.Add(int64(time.Since(start)))
+}
+
+func (b *boltTask) execute(t dsl.Tuple, received time.Time) {
 	if b.trace.on() {
 		b.trace.in(protocol.Tuple{Tuple: t})
 	}
 	b.current[0], b.anchored = t.ID, t.ID.Tracked()
-	start := b.inc.clock.Now()
+	b.lat.begin(t.ID.Edge, received)
 	if err := b.call(t); err != nil {
 		b.log.Error("bolt failed its input", zap.String("stream", streamName(t)), zap.Error(err))
 	}
-	b.stats.Executed.Add(1)
-	b.stats.ExecuteNanos.Add(int64(b.inc.clock.Now().Sub(start)))
+	b.lat.end()
 	b.anchored = false
 }
 
@@ -137,11 +148,12 @@ func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {
 // Ack implements dsl.Collector.
 func (b *boltTask) Ack(in dsl.Tuple) {
 	b.stats.Acked.Add(1)
+	b.lat.settle(in.ID.Edge, true, b.stats)
+	if b.trace.on() { // traced even when untracked: scenario A's bolt answers Ok too
+		b.trace.out(protocol.Ok{ID: in.ID})
+	}
 	if !in.ID.Tracked() {
 		return
-	}
-	if b.trace.on() {
-		b.trace.out(protocol.Ok{ID: in.ID})
 	}
 	b.out.ack(acker.Op{Kind: acker.OpOk, Root: in.ID.Root, Edge: in.ID.Edge})
 	for _, r := range in.ID.Roots {
@@ -152,11 +164,12 @@ func (b *boltTask) Ack(in dsl.Tuple) {
 // Fail implements dsl.Collector.
 func (b *boltTask) Fail(in dsl.Tuple) {
 	b.stats.Failed.Add(1)
-	if !in.ID.Tracked() {
-		return
-	}
+	b.lat.settle(in.ID.Edge, false, b.stats)
 	if b.trace.on() {
 		b.trace.out(protocol.Fail{ID: in.ID})
+	}
+	if !in.ID.Tracked() {
+		return
 	}
 	b.out.ack(acker.Op{Kind: acker.OpFail, Root: in.ID.Root})
 	for _, r := range in.ID.Roots {

@@ -153,7 +153,11 @@ func (m *mailbox) run() {
 	var msg any
 	defer func() {
 		if r := recover(); r != nil {
-			m.invoker.EscalateFailure(&PanicError{Value: r, Stack: debug.Stack()}, msg)
+			var reason any = &PanicError{Value: r, Stack: debug.Stack()}
+			if f, ok := r.(taskFailure); ok {
+				reason = f.err // dsl.TaskInfo.Fail: the component's own error
+			}
+			m.invoker.EscalateFailure(reason, msg)
 		}
 	}()
 	served, dirty := 0, false

@@ -36,6 +36,7 @@ var ackerPool = sync.Pool{New: func() any { return &ackerBatch{} }}
 // feedback carries tree outcomes from one acker to one spout task.
 type feedback struct {
 	acked, nacked []uint64
+	expired       int64 // how many of nacked timed out
 }
 
 // lifecycle messages; done is closed when the task has handled it.
@@ -51,5 +52,8 @@ type tick struct{}
 // invoke runs a component's callback on its task (dsl.TaskInfo.Post).
 type invoke struct{ fn func(dsl.Collector) }
 
-// failTask fails the task that receives it (dsl.TaskInfo.Fail).
+// failTask fails the task that receives it (dsl.TaskInfo.Fail): the task panics
+// with a taskFailure, which the mailbox reports as err itself.
 type failTask struct{ err error }
+
+type taskFailure struct{ err error }

@@ -34,12 +34,12 @@ type outbox struct {
 	dirty     []int         // task ids with a non-empty data batch
 	acks      []*ackerBatch // by acker task id
 	ackDirty  []int
-	sent      int64 // tuples flushed, for stats
+	sent      []atomic.Int64 // tuples flushed, by destination task (the task's stats)
 }
 
-func newOutbox(inc *incarnation, batchSize int) *outbox {
+func newOutbox(inc *incarnation, batchSize int, stats *TaskStats) *outbox {
 	n := len(inc.plan.Tasks) + 1
-	return &outbox{inc: inc, batchSize: batchSize, data: make([]*tupleBatch, n), acks: make([]*ackerBatch, n)}
+	return &outbox{inc: inc, batchSize: batchSize, data: make([]*tupleBatch, n), acks: make([]*ackerBatch, n), sent: stats.sent}
 }
 
 // Deliver buffers t for task.
@@ -106,11 +106,12 @@ func (o *outbox) flushTo(task int) {
 	o.data[task] = nil
 	n := int64(len(b.tuples))
 	o.inc.gauge.add(n)
-	o.sent += n
 	if !o.inc.boxes[task].putData(b) {
 		o.inc.gauge.add(-n) // the topology is being torn down
 		putBatch(b)
+		return
 	}
+	o.sent[task].Add(n)
 }
 
 // flush sends everything buffered, acker batches first.

@@ -27,6 +27,7 @@ type spoutTask struct {
 	max     int
 	queued  bool        // a next message is on its way
 	wait    clock.Timer // armed while backing off
+	lat     completeSampler
 }
 
 func (s *spoutTask) Receive(ctx actor.Context) {
@@ -43,7 +44,7 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 	case invoke:
 		m.fn(nil)
 	case failTask:
-		panic(m.err)
+		panic(taskFailure(m))
 	case idle:
 		s.out.flush()
 	case activate:
@@ -85,6 +86,7 @@ func (s *spoutTask) abandon() {
 	s.stats.Failed.Add(int64(s.pending))
 	s.pending = 0
 	s.stats.Pending.Store(0)
+	s.lat.reset()
 	s.impl.Abandon()
 }
 
@@ -156,6 +158,7 @@ func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
 		s.pending++
 		s.stats.Pending.Store(int64(s.pending))
 		s.inc.gauge.add(1)
+		s.lat.emitted(root)
 	}
 	return root
 }
@@ -172,14 +175,17 @@ func (s *spoutTask) feedback(f *feedback) {
 		s.trace.in(protocol.Ack{Root: root})
 		s.settle(root)
 		s.stats.Acked.Add(1)
+		s.lat.settle(root, true, s.stats)
 		s.impl.Ack(root)
 	}
 	for _, root := range f.nacked {
 		s.trace.in(protocol.Nack{Root: root})
 		s.settle(root)
 		s.stats.Failed.Add(1)
+		s.lat.settle(root, false, s.stats)
 		s.impl.Nack(root)
 	}
+	s.stats.Expired.Add(f.expired)
 	s.resume()
 }
 

@@ -49,6 +49,10 @@ func (e *TaskError) Error() string {
 
 func (e *TaskError) Unwrap() error { return e.Err }
 
+// ErrBroken is returned by Activate when a task failed while the topology was
+// being activated; the failure itself reaches the supervisor.
+var ErrBroken = errors.New("actors: a task failed")
+
 // ErrStopTimeout is returned by Stop when a task did not stop in time.
 var ErrStopTimeout = errors.New("actors: task did not stop in time")
 
@@ -165,7 +169,7 @@ func (t *Topology) spawn(id int) error {
 		name = fmt.Sprintf("%s%s#%d", inc.cfg.Name, componentName(task), id)
 	}
 	box := newMailbox(slots)
-	inc.boxes[id], inc.stats[id] = box, &TaskStats{}
+	inc.boxes[id], inc.stats[id] = box, newTaskStats(len(inc.boxes))
 	producer := func() actor.Actor { return &systemTask{inc: inc, trace: inc.tracer(dsl.SystemComponent, dsl.SystemTask)} }
 	if id > 0 {
 		producer = t.producer(task)
@@ -189,6 +193,13 @@ func componentName(t routing.Task) string {
 	return t.Component.ID
 }
 
+func kindName(t routing.Task) string {
+	if t.Component == nil {
+		return "acker"
+	}
+	return t.Component.Kind.String()
+}
+
 func (t *Topology) producer(task routing.Task) actor.Producer {
 	inc := t.inc
 	stats, box := inc.stats[task.ID], inc.boxes[task.ID]
@@ -202,11 +213,11 @@ func (t *Topology) producer(task routing.Task) actor.Producer {
 	batch := task.Component.Settings.BatchSize
 	if task.Component.Kind == dsl.SpoutKind {
 		return func() actor.Actor {
-			return &spoutTask{inc: inc, task: task, box: box, out: newOutbox(inc, batch), trace: trace, log: log, stats: stats}
+			return &spoutTask{inc: inc, task: task, box: box, out: newOutbox(inc, batch, stats), trace: trace, log: log, stats: stats}
 		}
 	}
 	return func() actor.Actor {
-		return &boltTask{inc: inc, task: task, out: newOutbox(inc, batch), trace: trace, log: log, stats: stats}
+		return &boltTask{inc: inc, task: task, out: newOutbox(inc, batch, stats), trace: trace, log: log, stats: stats}
 	}
 }
 
@@ -240,7 +251,7 @@ func (t *Topology) signal(ctx context.Context, group []int, msg func(chan struct
 		case <-ctx.Done():
 			return fmt.Errorf("task %d: %w", group[i], context.Cause(ctx))
 		case <-t.broken:
-			return fmt.Errorf("task %d: the topology broke", group[i])
+			return fmt.Errorf("task %d: %w", group[i], ErrBroken)
 		}
 	}
 	return nil
@@ -291,7 +302,7 @@ func (t *Topology) Stats() []TaskSnapshot {
 	out := make([]TaskSnapshot, 0, len(t.inc.plan.Tasks))
 	for _, task := range t.inc.plan.Tasks {
 		s := t.inc.stats[task.ID].snapshot()
-		s.Component, s.Task, s.MailboxDepth = componentName(task), task.ID, t.inc.boxes[task.ID].depth()
+		s.Component, s.Kind, s.Task, s.MailboxDepth = componentName(task), kindName(task), task.ID, t.inc.boxes[task.ID].depth()
 		out = append(out, s)
 	}
 	return out

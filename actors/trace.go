@@ -50,7 +50,9 @@ func (t *tracer) emit(out bool, msg any) {
 		t.fn(e)
 	}
 	if t.log != nil {
-		t.log.Debug("message", zap.Bool("out", out), zap.String("msg", fmt.Sprintf("%#v", msg)))
+		// Info, not Debug: topology.debug is the switch, as in Storm, so the trace
+		// shows with a production logger too.
+		t.log.Info("message", zap.Bool("out", out), zap.String("msg", fmt.Sprintf("%#v", msg)))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/actors"
+	"github.com/goshelter/goshelter/clock"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
@@ -42,10 +43,12 @@ type Running struct {
 	done     chan struct{}
 	err      error // final result, set before done closes
 
-	mu       sync.Mutex // mu guards current, number and restarts
-	current  *actors.Topology
-	number   int
-	restarts int
+	mu          sync.Mutex // mu guards current, number, restarts and stableTimer
+	current     *actors.Topology
+	stableTimer clock.Timer
+	number      int
+	restarts    int
+	since       time.Time // when the current incarnation became active; guarded by mu
 }
 
 type failure struct {
@@ -99,6 +102,9 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 	if err == nil {
 		err = inc.Activate(ctx)
 	}
+	if errors.Is(err, actors.ErrBroken) {
+		err = nil // a task failed while starting: the loop handles it like any failure
+	}
 	if err != nil {
 		r.dropCurrent()
 		inc.Break()
@@ -106,9 +112,16 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 		defer cancel()
 		return errors.Join(fmt.Errorf("starting topology %q: %w", r.plan.Topology.Name, err), inc.Stop(stopCtx))
 	}
+	r.mu.Lock()
+	r.since = time.Now()
+	r.mu.Unlock()
 	r.emit(Event{Kind: Started, Incarnation: n})
+	r.stopStableTimer()
 	if r.opts.stable > 0 {
-		r.opts.clock.AfterFunc(r.opts.stable, func() { offer(r.stable, n) })
+		t := r.opts.clock.AfterFunc(r.opts.stable, func() { offer(r.stable, n) })
+		r.mu.Lock()
+		r.stableTimer = t
+		r.mu.Unlock()
 	}
 	return nil
 }
@@ -173,43 +186,51 @@ func (r *Running) emit(e Event) {
 func (r *Running) loop() {
 	defer close(r.done)
 	attempt := 0
-	var backoff interface{ Stop() }
+	var backoff clock.Timer
+	defer func() {
+		if backoff != nil {
+			backoff.Stop()
+		}
+		r.stopStableTimer()
+	}()
+	// fail decides what follows a failure: a restart after back-off, or the end.
+	fail := func(err error) (end bool) {
+		if !r.opts.restarts || attempt >= r.opts.maxRestarts {
+			if r.opts.restarts {
+				err = fmt.Errorf("%w after %d restarts: %w", ErrGaveUp, attempt, err)
+			}
+			r.finish(err, Event{Kind: GaveUp, Incarnation: r.incarnation(), Err: err})
+			return true
+		}
+		attempt++
+		delay := Backoff(r.opts.base, r.opts.cap, attempt)
+		n := r.incarnation()
+		r.emit(Event{Kind: Restarting, Incarnation: n, Attempt: attempt, Delay: delay})
+		backoff = r.opts.clock.AfterFunc(delay, func() { offer(r.restart, n) })
+		return false
+	}
 	for {
 		select {
 		case f := <-r.failures:
-			err, stale := r.failed(f)
-			if stale {
-				continue
-			}
-			if !r.opts.restarts || attempt >= r.opts.maxRestarts {
-				if r.opts.restarts {
-					err = fmt.Errorf("%w after %d restarts: %w", ErrGaveUp, attempt, err)
-				}
-				r.finish(err, Event{Kind: GaveUp, Incarnation: r.incarnation(), Err: err})
+			if err, stale := r.failed(f); !stale && fail(err) {
 				return
 			}
-			attempt++
-			delay := Backoff(r.opts.base, r.opts.cap, attempt)
-			r.emit(Event{Kind: Restarting, Incarnation: r.incarnation(), Attempt: attempt, Delay: delay})
-			n := r.incarnation()
-			backoff = r.opts.clock.AfterFunc(delay, func() { offer(r.restart, n) })
 		case <-r.restart:
 			backoff = nil
 			r.mu.Lock()
 			r.restarts++
 			r.mu.Unlock()
 			if err := r.startIncarnation(context.Background()); err != nil {
-				r.log.Error("restart failed", zap.Error(err))
-				r.failures <- failure{reason: err}
+				r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: err})
+				if fail(err) {
+					return
+				}
 			}
 		case n := <-r.stable:
 			if n == r.incarnation() && r.currentTopology() != nil {
 				attempt = 0
 			}
 		case ctx := <-r.stopReq:
-			if backoff != nil {
-				backoff.Stop()
-			}
 			var err error
 			if inc := r.dropCurrent(); inc != nil {
 				err = inc.Stop(ctx)
@@ -221,14 +242,20 @@ func (r *Running) loop() {
 	}
 }
 
+func (r *Running) stopStableTimer() {
+	r.mu.Lock()
+	t := r.stableTimer
+	r.stableTimer = nil
+	r.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+}
+
 // failed handles a failure report: stale reports (from an incarnation already
 // stopped, or coalesced into a restart under way) are logged and skipped.
 func (r *Running) failed(f failure) (err error, stale bool) {
 	inc := r.currentTopology()
-	if f.pid == nil { // the restart itself failed
-		r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: f.reason.(error)})
-		return f.reason.(error), false
-	}
 	if inc == nil || !inc.Owns(f.pid) {
 		r.log.Warn("task failure coalesced into the restart under way", zap.Any("reason", f.reason))
 		return nil, true
@@ -289,43 +316,3 @@ func (r *Running) Wait() error {
 
 // Done is closed when the topology is down.
 func (r *Running) Done() <-chan struct{} { return r.done }
-
-// Stats is a snapshot of a running topology.
-type Stats struct {
-	Incarnation int
-	Restarts    int
-	InFlight    int64
-	Tasks       []actors.TaskSnapshot // the current incarnation's tasks
-}
-
-// Stats returns counters of the current incarnation.
-func (r *Running) Stats() Stats {
-	r.mu.Lock()
-	s := Stats{Incarnation: r.number, Restarts: r.restarts}
-	inc := r.current
-	r.mu.Unlock()
-	if inc != nil {
-		s.Tasks = inc.Stats()
-		s.InFlight = inc.InFlight()
-	}
-	return s
-}
-
-// Component sums the counters of a component's tasks.
-func (s Stats) Component(id string) actors.TaskSnapshot {
-	sum := actors.TaskSnapshot{Component: id}
-	for _, t := range s.Tasks {
-		if t.Component != id {
-			continue
-		}
-		sum.Emitted += t.Emitted
-		sum.Executed += t.Executed
-		sum.ExecuteNanos += t.ExecuteNanos
-		sum.Acked += t.Acked
-		sum.Failed += t.Failed
-		sum.Expired += t.Expired
-		sum.Pending += t.Pending
-		sum.MailboxDepth += t.MailboxDepth
-	}
-	return sum
-}

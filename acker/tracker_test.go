@@ -1,0 +1,262 @@
+package acker
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// step is one acker message of a reference table and what must follow it.
+type step struct {
+	op      Op
+	value   uint64 // the accumulator afterwards
+	outcome Outcome
+}
+
+const (
+	spoutTask = 7
+	aid       = 0xA1D
+)
+
+func TestTrackerReferenceTables(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{
+			name: "linear spout->A->B",
+			steps: []step{
+				{Op{Kind: OpTrack, Root: aid, Spout: spoutTask}, 0, Pending},
+				{Op{Kind: OpAnchor, Root: aid, Edge: 100}, 100, Pending},
+				{Op{Kind: OpAnchor, Root: aid, Edge: 200}, 100 ^ 200, Pending},
+				{Op{Kind: OpOk, Root: aid, Edge: 100}, 200, Pending},
+				{Op{Kind: OpOk, Root: aid, Edge: 200}, 0, Complete},
+			},
+		},
+		{
+			name: "fan-out spout->A->(B,C)",
+			steps: []step{
+				{Op{Kind: OpTrack, Root: aid, Spout: spoutTask}, 0, Pending},
+				{Op{Kind: OpAnchor, Root: aid, Edge: 100}, 100, Pending},
+				{Op{Kind: OpAnchor, Root: aid, Edge: 200}, 100 ^ 200, Pending},
+				{Op{Kind: OpAnchor, Root: aid, Edge: 300}, 100 ^ 200 ^ 300, Pending},
+				{Op{Kind: OpOk, Root: aid, Edge: 100}, 200 ^ 300, Pending},
+				{Op{Kind: OpOk, Root: aid, Edge: 200}, 300, Pending},
+				{Op{Kind: OpOk, Root: aid, Edge: 300}, 0, Complete},
+			},
+		},
+		{
+			name: "failure nacks at once",
+			steps: []step{
+				{Op{Kind: OpTrack, Root: aid, Spout: spoutTask}, 0, Pending},
+				{Op{Kind: OpAnchor, Root: aid, Edge: 100}, 100, Pending},
+				{Op{Kind: OpFail, Root: aid}, 0, Failed},
+				{Op{Kind: OpOk, Root: aid, Edge: 100}, 0, Pending}, // late: ignored
+				{Op{Kind: OpFail, Root: aid}, 0, Pending},          // only one nack
+			},
+		},
+		{
+			name: "an edge acked before a sibling is anchored keeps the tree open",
+			steps: []step{
+				{Op{Kind: OpTrack, Root: aid, Spout: spoutTask}, 0, Pending},
+				{Op{Kind: OpAnchor, Root: aid, Edge: 100}, 100, Pending},
+				{Op{Kind: OpAnchor, Root: aid, Edge: 200}, 100 ^ 200, Pending},
+				{Op{Kind: OpOk, Root: aid, Edge: 200}, 100, Pending},
+				{Op{Kind: OpOk, Root: aid, Edge: 100}, 0, Complete},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := New(16)
+			for i, s := range tt.steps {
+				outcome, spout := tr.Apply(s.op)
+				if outcome != s.outcome {
+					t.Fatalf("step %d %v: outcome %v, want %v", i+1, s.op.Kind, outcome, s.outcome)
+				}
+				if outcome != Pending && spout != spoutTask {
+					t.Fatalf("step %d %v: spout %d, want %d", i+1, s.op.Kind, spout, spoutTask)
+				}
+				if v, _ := tr.Value(aid); v != s.value {
+					t.Fatalf("step %d %v: value %d, want %d", i+1, s.op.Kind, v, s.value)
+				}
+			}
+			if tr.Open() != 0 {
+				t.Fatalf("Open() = %d after the tree ended, want 0", tr.Open())
+			}
+		})
+	}
+}
+
+func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
+	tr := New(16)
+	tr.Track(1, spoutTask)
+	tr.Anchor(1, 100)
+	var expired []uint64
+	onExpire := func(root uint64, spout int) {
+		if spout != spoutTask {
+			t.Errorf("expired tree of spout %d, want %d", spout, spoutTask)
+		}
+		expired = append(expired, root)
+	}
+	for tick := 1; tick <= Buckets-1; tick++ {
+		tr.Rotate(onExpire)
+		if len(expired) != 0 {
+			t.Fatalf("tick %d expired %v; a tree survives %d ticks", tick, expired, Buckets-1)
+		}
+		if _, open := tr.Value(1); !open {
+			t.Fatalf("tick %d: tree closed", tick)
+		}
+	}
+	tr.Track(2, spoutTask) // newer tree, must survive the next tick
+	tr.Rotate(onExpire)
+	if len(expired) != 1 || expired[0] != 1 {
+		t.Fatalf("tick %d expired %v, want [1]", Buckets, expired)
+	}
+	if tr.Open() != 1 {
+		t.Fatalf("Open() = %d, want 1", tr.Open())
+	}
+	tr.Ok(1, 100) // late ack of an expired tree
+	if _, done := tr.Ok(1, 100); done {
+		t.Fatal("an expired tree completed")
+	}
+}
+
+func TestTrackerOlderBucketsStillTrack(t *testing.T) {
+	tr := New(16)
+	tr.Track(1, spoutTask)
+	tr.Anchor(1, 100)
+	tr.Rotate(func(uint64, int) { t.Fatal("nothing should expire") })
+	tr.Anchor(1, 200) // the tree now sits in an older bucket
+	tr.Ok(1, 100)
+	tr.Rotate(func(uint64, int) { t.Fatal("nothing should expire") })
+	if spout, done := tr.Ok(1, 200); !done || spout != spoutTask {
+		t.Fatalf("Ok = (%d, %v), want (%d, true)", spout, done, spoutTask)
+	}
+	tr.Rotate(func(root uint64, _ int) { t.Fatalf("completed tree %d expired", root) })
+}
+
+func TestTrackerCapacity(t *testing.T) {
+	tr := New(2)
+	for root := uint64(1); root <= 2; root++ {
+		if outcome, _ := tr.Apply(Op{Kind: OpTrack, Root: root, Spout: spoutTask}); outcome != Pending {
+			t.Fatalf("tree %d refused below capacity", root)
+		}
+	}
+	outcome, spout := tr.Apply(Op{Kind: OpTrack, Root: 3, Spout: spoutTask})
+	if outcome != Refused || spout != spoutTask {
+		t.Fatalf("third tree: (%v, %d), want (Refused, %d)", outcome, spout, spoutTask)
+	}
+	if _, open := tr.Value(3); open {
+		t.Fatal("a refused tree is open")
+	}
+	if outcome, _ := tr.Apply(Op{Kind: OpAnchor, Root: 3, Edge: 9}); outcome != Pending || tr.Open() != 2 {
+		t.Fatal("anchoring a refused tree changed something")
+	}
+	tr.Fail(1)
+	if !tr.Track(3, spoutTask) {
+		t.Fatal("tree refused after a slot was freed by Fail")
+	}
+	tr.Rotate(func(uint64, int) {})
+	tr.Rotate(func(uint64, int) {})
+	tr.Rotate(func(uint64, int) {}) // expires 2 and 3
+	if tr.Open() != 0 {
+		t.Fatalf("Open() = %d after expiry, want 0", tr.Open())
+	}
+	if !tr.Track(4, spoutTask) {
+		t.Fatal("tree refused after expiry freed the tracker")
+	}
+}
+
+// TestExpiryBounds replays the rotation schedule of the runtime (a tick every
+// TickPeriod from activation) and checks the bounds of the package doc: a tree
+// expires no earlier than the timeout and no later than 1.5 times it.
+func TestExpiryBounds(t *testing.T) {
+	const timeout = 30 * time.Second
+	period := TickPeriod(timeout)
+	if period != 15*time.Second {
+		t.Fatalf("TickPeriod(%v) = %v, want 15s", timeout, period)
+	}
+	offsets := []time.Duration{0, time.Nanosecond, period / 2, period - time.Nanosecond}
+	for _, phase := range []int{0, 1, 5} {
+		for _, off := range offsets {
+			start := time.Duration(phase)*period + off // ticks at period, 2·period, ...; Track lands after a tick at the same instant
+			tr := New(4)
+			tr.Track(1, spoutTask)
+			var expiredAt time.Duration
+			for tick := time.Duration(phase + 1); expiredAt == 0; tick++ {
+				tr.Rotate(func(uint64, int) { expiredAt = tick * period })
+			}
+			age := expiredAt - start
+			if age < timeout || age > timeout*3/2 {
+				t.Errorf("tracked at %v, expired at %v: age %v outside [%v, %v]", start, expiredAt, age, timeout, timeout*3/2)
+			}
+		}
+	}
+}
+
+// TestTrackerModel applies random trees, with edges anchored and acked in random
+// interleavings, and compares the tracker with a set-based model.
+func TestTrackerModel(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		rng := rand.New(rand.NewPCG(seed, seed))
+		tr := New(1 << 10)
+		type tree struct{ open, anchored []uint64 }
+		trees := map[uint64]*tree{}
+		nextID := func() uint64 {
+			for {
+				if v := rng.Uint64(); v != 0 {
+					return v
+				}
+			}
+		}
+		for i := 0; i < 20; i++ {
+			root := nextID()
+			tr.Track(root, spoutTask)
+			trees[root] = &tree{}
+		}
+		for len(trees) > 0 {
+			var root uint64
+			for r := range trees { // any tree; map order is random enough with a seeded rng below
+				root = r
+				if rng.IntN(2) == 0 {
+					break
+				}
+			}
+			tree := trees[root]
+			// Anchor a new edge (a tuple is emitted) unless the tree is large, or ack one.
+			if len(tree.open) == 0 || (len(tree.anchored) < 8 && rng.IntN(3) > 0) {
+				e := nextID()
+				tr.Anchor(root, e)
+				tree.open = append(tree.open, e)
+				tree.anchored = append(tree.anchored, e)
+				continue
+			}
+			i := rng.IntN(len(tree.open))
+			e := tree.open[i]
+			tree.open = append(tree.open[:i], tree.open[i+1:]...)
+			_, done := tr.Ok(root, e)
+			if done != (len(tree.open) == 0) {
+				t.Fatalf("seed %d: tree %x done=%v with %d edges open", seed, root, done, len(tree.open))
+			}
+			if done {
+				delete(trees, root)
+			}
+		}
+		if tr.Open() != 0 {
+			t.Fatalf("seed %d: Open() = %d, want 0", seed, tr.Open())
+		}
+	}
+}
+
+func TestOpKindString(t *testing.T) {
+	for kind, want := range map[OpKind]string{OpTrack: "Track", OpAnchor: "Anchor", OpOk: "Ok", OpFail: "Fail", 0: "OpKind(?)"} {
+		if got := kind.String(); got != want {
+			t.Errorf("OpKind(%d).String() = %q, want %q", kind, got, want)
+		}
+	}
+}

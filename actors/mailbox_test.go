@@ -1,0 +1,163 @@
+package actors
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// recorder is a MessageInvoker that records what it is given.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []any
+	hook func(any)
+}
+
+func (r *recorder) InvokeSystemMessage(m any) { r.InvokeUserMessage(m) }
+func (r *recorder) InvokeUserMessage(m any) {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, m)
+	hook := r.hook
+	r.mu.Unlock()
+	if hook != nil {
+		hook(m)
+	}
+}
+func (r *recorder) EscalateFailure(reason, _ any) { r.InvokeUserMessage(reason) }
+
+func (r *recorder) got() []any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]any(nil), r.msgs...)
+}
+
+// manualDispatcher runs scheduled mailboxes only when told to.
+type manualDispatcher struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+func (d *manualDispatcher) Schedule(fn func()) {
+	d.mu.Lock()
+	d.fns = append(d.fns, fn)
+	d.mu.Unlock()
+}
+func (d *manualDispatcher) Throughput() int { return 300 }
+
+func (d *manualDispatcher) runAll() {
+	d.mu.Lock()
+	fns := d.fns
+	d.fns = nil
+	d.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+func TestControlIsServedBeforeDataAndIdleFollows(t *testing.T) {
+	m, rec, d := newMailbox(4), &recorder{}, &manualDispatcher{}
+	m.RegisterHandlers(rec, d)
+	data := &tupleBatch{}
+	m.PostUserMessage(data)
+	m.PostUserMessage(tick{})
+	m.PostSystemMessage("sys")
+	d.runAll()
+	got := rec.got()
+	want := []any{"sys", tick{}, data, idle{}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("message %d: got %v, want %v (all: %v)", i, got[i], want[i], got)
+		}
+	}
+}
+
+func TestFullDataLaneParksTheSenderUntilThereIsRoom(t *testing.T) {
+	m, rec, d := newMailbox(2), &recorder{}, &manualDispatcher{}
+	m.RegisterHandlers(rec, d)
+	m.PostUserMessage(&tupleBatch{})
+	m.PostUserMessage(&tupleBatch{})
+	sent := make(chan struct{})
+	go func() {
+		m.PostUserMessage(&tupleBatch{}) // the lane is full: this parks
+		close(sent)
+	}()
+	select {
+	case <-sent:
+		t.Fatal("a third batch was accepted by a two-slot lane")
+	case <-time.After(20 * time.Millisecond):
+	}
+	d.runAll() // drains the lane, which lets the parked sender in
+	<-sent
+	d.runAll()
+	if n := len(rec.got()); n < 4 { // three batches and at least one idle
+		t.Fatalf("got %d messages: %v", n, rec.got())
+	}
+}
+
+func TestCloseWakesAParkedSender(t *testing.T) {
+	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m.RegisterHandlers(rec, d)
+	m.PostUserMessage(&tupleBatch{})
+	result := make(chan bool)
+	go func() { result <- m.putData(&tupleBatch{}) }()
+	m.close()
+	if ok := <-result; ok {
+		t.Fatal("putData on a closed, full mailbox reported success")
+	}
+}
+
+func TestControlLaneIsNeverFull(t *testing.T) {
+	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m.RegisterHandlers(rec, d)
+	for i := 0; i < 10000; i++ {
+		m.PostUserMessage(tick{})
+	}
+	d.runAll()
+	if n := len(rec.got()); n != 10001 {
+		t.Fatalf("got %d messages, want 10000 ticks and one idle", n)
+	}
+}
+
+func TestSuspendedMailboxServesOnlySystemMessages(t *testing.T) {
+	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m.RegisterHandlers(rec, d)
+	m.PostSystemMessage(&actor.SuspendMailbox{})
+	m.PostUserMessage(tick{})
+	m.PostSystemMessage("stop")
+	d.runAll()
+	got := rec.got()
+	if len(got) != 1 || got[0] != "stop" {
+		t.Fatalf("a suspended mailbox delivered %v", got)
+	}
+	m.PostSystemMessage(&actor.ResumeMailbox{})
+	d.runAll()
+	if got := rec.got(); len(got) != 3 || got[1] != (tick{}) {
+		t.Fatalf("after resume got %v", got)
+	}
+}
+
+func TestPanicIsEscalatedWithItsStack(t *testing.T) {
+	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	rec.hook = func(msg any) {
+		if msg == (tick{}) {
+			panic("boom")
+		}
+	}
+	m.RegisterHandlers(rec, d)
+	m.PostUserMessage(tick{})
+	d.runAll()
+	var pe *PanicError
+	for _, msg := range rec.got() {
+		if p, ok := msg.(*PanicError); ok {
+			pe = p
+		}
+	}
+	if pe == nil || pe.Value != "boom" || len(pe.Stack) == 0 {
+		t.Fatalf("no PanicError with a stack in %v", rec.got())
+	}
+}

@@ -1,0 +1,187 @@
+package specs_test
+
+import (
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/goshelter/goshelter/actors"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// Scenario A of the reference message flow: an unreliable spout feeds a bolt,
+// fire-and-forget. The spout is asked for Next, emits without a message id, the
+// bolt receives the tuple and acks it with Ok, and nothing is tracked.
+var _ = Describe("Scenario A: unreliable spout pipeline", Label("scenario-A"), func() {
+	It("asks Next, emits untracked, and the bolt gets the Tuple and answers Ok", func() {
+		trace := NewTrace()
+		got := NewDeliveries[Num]()
+		b := dsl.New("scenario-a", nil)
+		spout := b.Spout("spout", CountTo(3))
+		bolt := b.Bolt("bolt", CaptureBolt(got))
+		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
+		r := Run(Build(b), supervision.WithClock(NewManualClock()), trace.Option())
+
+		Eventually(got.Len).Should(Equal(3))
+		// The fourth Next finds the source empty; the manual clock never ends the wait.
+		Eventually(func() int { return trace.Count(FromComponent("spout"), MsgIs[protocol.Next]()) }).Should(Equal(4))
+		Eventually(func() int { return trace.Count(FromComponent("bolt"), MsgIs[protocol.Ok]()) }).Should(Equal(3))
+		Stop(r)
+
+		By("the spout: activated, then Next and Emit for each tuple, and a last empty Next")
+		Expect(trace.Steps(FromComponent("spout"))).To(Equal([]string{
+			"spout <- Activate",
+			"spout <- Next", "spout -> Emit",
+			"spout <- Next", "spout -> Emit",
+			"spout <- Next", "spout -> Emit",
+			"spout <- Next",
+			"spout <- Deactivate",
+		}))
+		By("the bolt: activated, then Tuple and Ok for each tuple")
+		Expect(trace.Steps(FromComponent("bolt"))).To(Equal([]string{
+			"bolt <- Activate",
+			"bolt <- Tuple", "bolt -> Ok",
+			"bolt <- Tuple", "bolt -> Ok",
+			"bolt <- Tuple", "bolt -> Ok",
+			"bolt <- Deactivate",
+		}))
+
+		By("each tuple goes Next -> Emit -> Tuple -> Ok, in that order")
+		events := trace.Events(FromComponent("spout", "bolt"))
+		for n := 1; n <= 3; n++ {
+			emit := IndexOf(events, MsgIs[protocol.Emit](), func(e actors.Event) bool {
+				return e.Msg.(protocol.Emit).Tuple == Num{N: n}
+			})
+			tuple := IndexOf(events, MsgIs[protocol.Tuple](), func(e actors.Event) bool {
+				return e.Msg.(protocol.Tuple).Tuple.Value == Num{N: n}
+			})
+			Expect(emit).To(BeNumerically(">", 0), "Emit of tuple %d", n)
+			Expect(events[emit-1].Msg).To(Equal(protocol.Next{}), "Next before the Emit of tuple %d", n)
+			Expect(tuple).To(BeNumerically(">", emit), "Tuple %d after its Emit", n)
+			ok := tuple + 1 + IndexOf(events[tuple+1:], FromComponent("bolt"))
+			Expect(Step(events[ok])).To(Equal("bolt -> Ok"), "the bolt's next step after Tuple %d", n)
+		}
+
+		By("nothing is tracked: no message id, no anchors, no acker traffic, no Ack or Nack")
+		for _, e := range trace.Events(MsgIs[protocol.Emit]()) {
+			Expect(e.Msg.(protocol.Emit).Anchors).To(BeEmpty())
+		}
+		for _, e := range trace.Events(MsgIs[protocol.Tuple]()) {
+			Expect(e.Msg.(protocol.Tuple).Tuple.ID.Tracked()).To(BeFalse())
+		}
+		for _, e := range trace.Events(MsgIs[protocol.Ok]()) {
+			Expect(e.Msg.(protocol.Ok).ID.Tracked()).To(BeFalse())
+		}
+		Expect(trace.Count(MsgIs[actors.AckerStep]())).To(BeZero())
+		Expect(trace.Count(MsgIs[protocol.Ack]())).To(BeZero())
+		Expect(trace.Count(MsgIs[protocol.Nack]())).To(BeZero())
+	})
+
+	It("keeps an unreliable spout emitting far beyond max spout pending", func() {
+		const maxPending, total = 2, 1000
+		got := NewDeliveries[Num]()
+		b := dsl.New("scenario-a-pending", dsl.Conf{dsl.MaxSpoutPending: maxPending})
+		spout := b.Spout("spout", CountTo(total))
+		bolt := b.Bolt("bolt", CaptureBolt(got), dsl.Parallelism(2))
+		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
+		r := Run(Build(b), supervision.WithClock(NewManualClock()))
+
+		// FsShelter counts pending on every emit and uncounts only on Ack/Nack, so
+		// an unreliable spout stalls after max pending emits.
+		Eventually(got.Len).Should(Equal(total))
+		stats := r.Stats().Component("spout")
+		Expect(stats.Emitted).To(Equal(int64(total)))
+		Expect(stats.Pending).To(BeZero())
+		Eventually(func() int64 { return r.Stats().InFlight }).Should(BeZero())
+	})
+
+	It("acks at once a reliable message that no bolt subscribes to, beyond max spout pending", func() {
+		const total = 50
+		src := NewQueueSource[Num]()
+		for n := 1; n <= total; n++ {
+			src.Push(Num{N: n})
+		}
+		b := dsl.New("scenario-a-unsubscribed", dsl.Conf{dsl.MaxSpoutPending: 2})
+		b.Spout("lonely", src.Spec())
+		r := Run(Build(b), supervision.WithClock(NewManualClock()))
+
+		// No tree can be opened for a tuple nobody receives: each message is
+		// complete as soon as it is emitted, so no pending counter leaks.
+		Eventually(func() int { return len(src.Acked()) }).Should(Equal(total))
+		Expect(src.Nacked()).To(BeEmpty())
+		Expect(r.Stats().Component("lonely").Pending).To(BeZero())
+		Expect(r.Stats().InFlight).To(BeZero())
+	})
+
+	It("backs off by the spout wait when its source is empty, and resumes at once when it has work", func() {
+		const wait = 250 * time.Millisecond
+		src := newScriptedSource()
+		DeferCleanup(src.close)
+		got := NewDeliveries[Num]()
+		b := dsl.New("scenario-a-wait", dsl.Conf{dsl.SpoutWait: int(wait / time.Millisecond)})
+		spout := b.Spout("spout", dsl.Unreliable(src.next))
+		bolt := b.Bolt("bolt", CaptureBolt(got))
+		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
+		clk := NewManualClock()
+		Run(Build(b), supervision.WithClock(clk))
+
+		Eventually(src.calls.Load).Should(Equal(int32(1)), "the first Next is waiting for an answer")
+		base := clk.Timers() // the runtime's own timers; the spout has none while inside Next
+
+		By("work flows: the spout asks Next again right after each emit")
+		Eventually(src.answers).Should(BeSent(answer{v: Num{N: 1}, ok: true}))
+		Eventually(src.calls.Load).Should(Equal(int32(2)))
+
+		By("the source is empty: the spout flushes, arms one wait and asks nothing until it ends")
+		Eventually(src.answers).Should(BeSent(answer{}))
+		Eventually(got.Len).Should(Equal(1))
+		Eventually(clk.Timers).Should(Equal(base + 1))
+		clk.Advance(wait - time.Millisecond)
+		Consistently(src.calls.Load).Should(Equal(int32(2)))
+		clk.Advance(time.Millisecond)
+		Eventually(src.calls.Load).Should(Equal(int32(3)))
+		Expect(clk.Timers()).To(Equal(base))
+
+		By("work again: the next Next follows at once, with no wait")
+		Eventually(src.answers).Should(BeSent(answer{v: Num{N: 2}, ok: true}))
+		Eventually(src.calls.Load).Should(Equal(int32(4)))
+		Expect(clk.Timers()).To(Equal(base))
+		Eventually(src.answers).Should(BeSent(answer{}))
+		Eventually(got.Len).Should(Equal(2))
+		Eventually(clk.Timers).Should(Equal(base + 1))
+	})
+})
+
+// answer is what a scriptedSource's Next returns.
+type answer struct {
+	v  Num
+	ok bool
+}
+
+// scriptedSource is an unreliable next function whose every call blocks until
+// the spec sends the answer (or the source is closed, after which it is empty).
+type scriptedSource struct {
+	answers chan answer
+	done    chan struct{}
+	calls   atomic.Int32
+}
+
+func newScriptedSource() *scriptedSource {
+	return &scriptedSource{answers: make(chan answer), done: make(chan struct{})}
+}
+
+func (s *scriptedSource) next() (Num, bool) {
+	s.calls.Add(1)
+	select {
+	case a := <-s.answers:
+		return a.v, a.ok
+	case <-s.done:
+		return Num{}, false
+	}
+}
+
+func (s *scriptedSource) close() { close(s.done) }

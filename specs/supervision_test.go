@@ -1,0 +1,369 @@
+package specs_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/goshelter/goshelter/actors"
+	"github.com/goshelter/goshelter/clock"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// Tick is the single stream of the supervision specs.
+type Beat struct{ N int }
+
+// eventLog records lifecycle events in order; safe for the supervisor's goroutine.
+type eventLog struct {
+	mu     sync.Mutex
+	events []supervision.Event
+	ch     chan supervision.Event
+}
+
+func newEventLog() *eventLog { return &eventLog{ch: make(chan supervision.Event, 256)} }
+
+func (l *eventLog) record(e supervision.Event) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+	l.ch <- e
+}
+
+// next waits for the next event of kind, skipping none: it fails on any other kind.
+func (l *eventLog) next(kind supervision.EventKind) supervision.Event {
+	GinkgoHelper()
+	var e supervision.Event
+	Eventually(l.ch).WithTimeout(5 * time.Second).Should(Receive(&e))
+	Expect(e.Kind).To(Equal(kind), "event %v", e)
+	return e
+}
+
+func (l *eventLog) kinds() []supervision.EventKind {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []supervision.EventKind
+	for _, e := range l.events {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+// failSwitch hands out each spout task's dsl.TaskInfo.Fail, so a spec can fail
+// a task of the current incarnation at will.
+type failSwitch struct {
+	mu    sync.Mutex
+	fails []func(error)
+}
+
+func (f *failSwitch) set(info dsl.TaskInfo) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if info.Index == 0 {
+		f.fails = nil // a new incarnation
+	}
+	f.fails = append(f.fails, info.Fail)
+}
+
+// failAll fails every task it knows of and reports how many.
+func (f *failSwitch) failAll(err error) int {
+	f.mu.Lock()
+	fails := f.fails
+	f.fails = nil
+	f.mu.Unlock()
+	for _, fail := range fails {
+		fail(err)
+	}
+	return len(fails)
+}
+
+func (f *failSwitch) ready(n int) func() int {
+	return func() int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.fails)
+	}
+}
+
+// idleTopology has a spout with nothing to emit whose tasks register with sw.
+func idleTopology(sw *failSwitch, parallelism int) *dsl.Topology {
+	b := dsl.New("restartable", nil)
+	spout := b.Spout("beats", dsl.UnreliableFrom(func(info dsl.TaskInfo) func() (Beat, bool) {
+		sw.set(info)
+		return func() (Beat, bool) { return Beat{}, false }
+	}), dsl.Parallelism(parallelism))
+	sink := b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil }))
+	b.Anchored(spout, sink, dsl.Shuffle[Beat]())
+	topo, err := b.Build()
+	Expect(err).NotTo(HaveOccurred())
+	return topo
+}
+
+var _ = Describe("Scenario F: the topology restarts with exponential back-off", Label("scenario-F"), func() {
+	var (
+		manual *clock.Manual
+		events *eventLog
+		sw     *failSwitch
+	)
+	const base = 10 * time.Millisecond
+
+	BeforeEach(func() {
+		manual = clock.NewManual(time.Unix(0, 0))
+		events = newEventLog()
+		sw = &failSwitch{}
+	})
+
+	run := func(parallelism int, opts ...supervision.Option) *supervision.Running {
+		GinkgoHelper()
+		opts = append([]supervision.Option{supervision.WithClock(manual), supervision.WithEvents(events.record),
+			supervision.WithBackoff(base, 8*base), supervision.WithStablePeriod(0)}, opts...)
+		r, err := supervision.Run(context.Background(), idleTopology(sw, parallelism), opts...)
+		Expect(err).NotTo(HaveOccurred())
+		events.next(supervision.Started)
+		Eventually(sw.ready(parallelism)).Should(Equal(parallelism))
+		return r
+	}
+
+	// crash fails the current incarnation and returns the restart's announced delay.
+	crash := func() supervision.Event {
+		GinkgoHelper()
+		Expect(sw.failAll(errors.New("boom"))).To(BeNumerically(">", 0))
+		events.next(supervision.Failed)
+		return events.next(supervision.Restarting)
+	}
+
+	It("waits base*2^n, capped, before each restart and gives up after the maximum", func() {
+		r := run(1, supervision.WithMaxRestarts(5))
+		want := []time.Duration{2 * base, 4 * base, 8 * base, 8 * base, 8 * base}
+		for i, delay := range want {
+			e := crash()
+			Expect(e.Attempt).To(Equal(i + 1))
+			Expect(e.Delay).To(Equal(delay), "restart %d", i+1)
+
+			manual.Advance(delay - time.Nanosecond)
+			Consistently(events.ch).WithTimeout(20 * time.Millisecond).ShouldNot(Receive())
+			manual.Advance(time.Nanosecond)
+			Expect(events.next(supervision.Started).Incarnation).To(Equal(i + 2))
+			Eventually(sw.ready(1)).Should(Equal(1))
+		}
+		sw.failAll(errors.New("last straw"))
+		events.next(supervision.Failed)
+		gaveUp := events.next(supervision.GaveUp)
+
+		err := r.Wait()
+		Expect(err).To(Equal(gaveUp.Err))
+		Expect(errors.Is(err, supervision.ErrGaveUp)).To(BeTrue())
+		var te *actors.TaskError
+		Expect(errors.As(err, &te)).To(BeTrue())
+		Expect(te.Component).To(Equal("beats"))
+		Expect(te.Err).To(MatchError("last straw"))
+		Expect(r.Stop(context.Background())).To(MatchError(supervision.ErrStopped))
+	})
+
+	It("computes the documented formula with the defaults (first wait 2 s, cap 30 s)", func() {
+		var got []time.Duration
+		for n := 1; n <= 6; n++ {
+			got = append(got, supervision.Backoff(time.Second, 30*time.Second, n))
+		}
+		Expect(got).To(Equal([]time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}))
+	})
+
+	It("resets the attempt count only after a stable period", func() {
+		const stable = time.Second
+		r := run(1, supervision.WithStablePeriod(stable), supervision.WithMaxRestarts(10))
+		Expect(crash().Attempt).To(Equal(1))
+		manual.Advance(2 * base)
+		events.next(supervision.Started)
+		Eventually(sw.ready(1)).Should(Equal(1))
+
+		By("failing again before the stable period: the count goes on")
+		Expect(crash().Attempt).To(Equal(2))
+		manual.Advance(4 * base)
+		events.next(supervision.Started)
+		Eventually(sw.ready(1)).Should(Equal(1))
+
+		By("running cleanly for the stable period: the count starts over")
+		manual.Advance(stable)
+		Eventually(func() int { return crashAttempt(sw, events) }).Should(Equal(1))
+		Expect(r.Stop(context.Background())).To(Succeed())
+	})
+
+	It("coalesces failures that arrive together into one restart", func() {
+		r := run(3)
+		Expect(sw.failAll(errors.New("all at once"))).To(Equal(3))
+		events.next(supervision.Failed)
+		Expect(events.next(supervision.Restarting).Attempt).To(Equal(1))
+		Consistently(events.ch).WithTimeout(50 * time.Millisecond).ShouldNot(Receive())
+		manual.Advance(2 * base)
+		events.next(supervision.Started)
+		Expect(r.Stats().Restarts).To(Equal(1))
+		Expect(r.Stop(context.Background())).To(Succeed())
+		Expect(events.kinds()).To(Equal([]supervision.EventKind{
+			supervision.Started, supervision.Failed, supervision.Restarting, supervision.Started, supervision.Stopped}))
+	})
+})
+
+// crashAttempt fails the current incarnation once it is up, restarts it and
+// returns the attempt number the supervisor announced.
+func crashAttempt(sw *failSwitch, events *eventLog) int {
+	if sw.ready(1)() == 0 {
+		return -1
+	}
+	sw.failAll(errors.New("again"))
+	events.next(supervision.Failed)
+	return events.next(supervision.Restarting).Attempt
+}
+
+// replayQueue is a reliable source that outlives incarnations: Next hands out
+// items, Nack puts them back, Ack retires them.
+type replayQueue struct {
+	mu      sync.Mutex
+	ready   []int
+	acked   map[int]int
+	emitted atomic.Int64
+	crashAt int64 // Next panics on every crashAt-th call
+}
+
+func newReplayQueue(n int, crashAt int64) *replayQueue {
+	q := &replayQueue{acked: map[int]int{}, crashAt: crashAt}
+	for i := 1; i <= n; i++ {
+		q.ready = append(q.ready, i)
+	}
+	return q
+}
+
+func (q *replayQueue) Next() (int, Beat, bool) {
+	if n := q.emitted.Add(1); q.crashAt > 0 && n%q.crashAt == 0 {
+		panic("spout crash on purpose")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.ready) == 0 {
+		return 0, Beat{}, false
+	}
+	id := q.ready[0]
+	q.ready = q.ready[1:]
+	return id, Beat{id}, true
+}
+
+func (q *replayQueue) Ack(id int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.acked[id]++
+}
+
+func (q *replayQueue) Nack(id int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ready = append(q.ready, id)
+}
+
+func (q *replayQueue) done(total int) func() int {
+	return func() int {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.acked)
+	}
+}
+
+var _ = Describe("Nothing is lost across restarts", Label("scenario-F"), func() {
+
+	It("processes every message of a replaying spout at least once while the spout keeps crashing", func() {
+		const total = 3000
+		q := newReplayQueue(total, 700)
+		b := dsl.New("at-least-once", dsl.Conf{dsl.MaxSpoutPending: 64})
+		spout := b.Spout("queue", dsl.Reliable(q.Next, q.Ack, q.Nack))
+		seen := sync.Map{}
+		bolt := b.Bolt("work", dsl.AutoAck(func(in Beat, _ dsl.Emitter) error {
+			seen.Store(in.N, true)
+			return nil
+		}), dsl.Parallelism(2))
+		b.Anchored(spout, bolt, dsl.Shuffle[Beat]())
+		topo, err := b.Build()
+		Expect(err).NotTo(HaveOccurred())
+		events := newEventLog()
+		r, err := supervision.Run(context.Background(), topo, supervision.WithEvents(events.record),
+			supervision.WithBackoff(time.Millisecond, 4*time.Millisecond), supervision.WithMaxRestarts(100))
+		Expect(err).NotTo(HaveOccurred())
+
+		Eventually(q.done(total)).WithTimeout(30 * time.Second).Should(Equal(total))
+		Expect(r.Stop(context.Background())).To(Succeed())
+		Expect(r.Stats().Restarts).To(BeNumerically(">=", 3))
+		for id := 1; id <= total; id++ {
+			_, ok := seen.Load(id)
+			Expect(ok).To(BeTrue(), "message %d never reached the bolt", id)
+		}
+		Expect(r.Wait()).To(Succeed())
+	})
+})
+
+var _ = Describe("Run modes and the handle", Label("run-modes"), func() {
+
+	It("fails fast without restarts: Wait returns the task's error", func() {
+		sw := &failSwitch{}
+		events := newEventLog()
+		r, err := supervision.Run(context.Background(), idleTopology(sw, 2),
+			supervision.WithoutRestarts(), supervision.WithEvents(events.record))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(sw.ready(2)).Should(Equal(2))
+		sw.failAll(errors.New("disk on fire"))
+
+		err = r.Wait()
+		var te *actors.TaskError
+		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)
+		Expect(te.Component).To(Equal("beats"))
+		Expect(te.Task).To(BeNumerically(">", 0))
+		Expect(err).To(MatchError(ContainSubstring("disk on fire")))
+		Expect(errors.Is(err, supervision.ErrGaveUp)).To(BeFalse())
+		Expect(events.kinds()).To(Equal([]supervision.EventKind{supervision.Started, supervision.Failed, supervision.GaveUp}))
+		Eventually(r.Done()).Should(BeClosed())
+	})
+
+	It("reports a spout panic with the component and task that failed", func() {
+		b := dsl.New("panicky", nil)
+		var calls atomic.Int64
+		spout := b.Spout("bomb", dsl.Unreliable(func() (Beat, bool) {
+			if calls.Add(1) == 3 {
+				panic("kaboom")
+			}
+			return Beat{}, true
+		}))
+		sink := b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil }))
+		b.Anchored(spout, sink, dsl.Shuffle[Beat]())
+		topo, err := b.Build()
+		Expect(err).NotTo(HaveOccurred())
+		r, err := supervision.Run(context.Background(), topo, supervision.WithoutRestarts())
+		Expect(err).NotTo(HaveOccurred())
+		err = r.Wait()
+		var te *actors.TaskError
+		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)
+		Expect(te.Component).To(Equal("bomb"))
+		var pe *actors.PanicError
+		Expect(errors.As(err, &pe)).To(BeTrue())
+		Expect(pe.Value).To(Equal("kaboom"))
+		Expect(string(pe.Stack)).To(ContainSubstring("specs_test"))
+	})
+
+	It("stops once: Stop drains, Wait returns nil, a second Stop says it is already stopped", func() {
+		sw := &failSwitch{}
+		events := newEventLog()
+		r, err := supervision.Run(context.Background(), idleTopology(sw, 1), supervision.WithEvents(events.record))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Stop(context.Background())).To(Succeed())
+		Expect(r.Wait()).To(Succeed())
+		Expect(r.Stop(context.Background())).To(MatchError(supervision.ErrStopped))
+		Expect(events.kinds()).To(Equal([]supervision.EventKind{supervision.Started, supervision.Stopped}))
+	})
+
+	It("refuses to start with a context that is already over", func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := supervision.Run(ctx, idleTopology(&failSwitch{}, 1))
+		Expect(err).To(MatchError(context.Canceled))
+	})
+})
