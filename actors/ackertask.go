@@ -18,6 +18,7 @@ type ackerTask struct {
 	log      *zap.Logger
 	stats    *TaskStats
 	out      map[int]*feedback // by spout task
+	batch    int               // feedback entries per message
 	refused  int               // trees refused since the last tick, logged once per tick
 	expired  int64
 }
@@ -57,7 +58,9 @@ func (a *ackerTask) apply(op acker.Op) {
 	}
 	switch outcome {
 	case acker.Complete:
-		a.feedback(spout).acked = append(a.feedback(spout).acked, op.Root)
+		f := a.feedback(spout)
+		f.acked = append(f.acked, op.Root)
+		a.flushIfFull(spout, f)
 		a.stats.Acked.Add(1)
 	case acker.Failed:
 		a.nack(spout, op.Root)
@@ -77,12 +80,13 @@ func (a *ackerTask) nack(spout int, root uint64) {
 	f := a.feedback(spout)
 	f.nacked = append(f.nacked, root)
 	a.stats.Failed.Add(1)
+	a.flushIfFull(spout, f)
 }
 
 func (a *ackerTask) feedback(spout int) *feedback {
 	f := a.out[spout]
 	if f == nil {
-		f = &feedback{}
+		f = feedbackPool.Get().(*feedback)
 		a.out[spout] = f
 	}
 	return f
@@ -94,4 +98,13 @@ func (a *ackerTask) flush() {
 		delete(a.out, spout)
 	}
 	a.stats.Pending.Store(int64(a.tracker.Open()))
+}
+
+// flushIfFull sends a spout's feedback once it holds a batch, so a busy acker that
+// is never idle still answers promptly.
+func (a *ackerTask) flushIfFull(spout int, f *feedback) {
+	if len(f.acked)+len(f.nacked) >= a.batch {
+		delete(a.out, spout)
+		a.inc.boxes[spout].PostUserMessage(f)
+	}
 }

@@ -39,6 +39,13 @@ type feedback struct {
 	expired       int64 // how many of nacked timed out
 }
 
+var feedbackPool = sync.Pool{New: func() any { return &feedback{} }}
+
+func putFeedback(f *feedback) {
+	f.acked, f.nacked, f.expired = f.acked[:0], f.nacked[:0], 0
+	feedbackPool.Put(f)
+}
+
 // lifecycle messages; done is closed when the task has handled it.
 type activate struct{ done chan struct{} }
 type deactivate struct{ done chan struct{} }

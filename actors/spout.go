@@ -67,6 +67,7 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		s.stopWait()
 		s.abandon()
+		closeImpl(s.impl, s.log)
 	}
 }
 
@@ -95,6 +96,9 @@ func (s *spoutTask) start() {
 	s.impl = s.task.Component.Spout.NewTask(info)
 	s.router = s.inc.plan.NewRouter(s.task, s.out, s.inc.ids(s.task.ID))
 	s.max = info.Settings.MaxSpoutPending
+	if o, ok := s.impl.(dsl.SpoutOpener); ok {
+		o.Open(s)
+	}
 }
 
 // resume queues a burst unless one is queued, the spout is backing off, or it
@@ -163,6 +167,12 @@ func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
 	return root
 }
 
+// EmitTasks implements dsl.SpoutTaskEmitter.
+func (s *spoutTask) EmitTasks(tuple any, tracked bool, tasks []int) (root uint64, out []int) {
+	out = s.out.record(tasks, func() { root = s.Emit(tuple, tracked) })
+	return root, out
+}
+
 func rootAnchor(root uint64) []dsl.TupleID {
 	if root == 0 {
 		return nil
@@ -172,20 +182,25 @@ func rootAnchor(root uint64) []dsl.TupleID {
 
 func (s *spoutTask) feedback(f *feedback) {
 	for _, root := range f.acked {
-		s.trace.in(protocol.Ack{Root: root})
+		if s.trace.on() {
+			s.trace.in(protocol.Ack{Root: root})
+		}
 		s.settle(root)
 		s.stats.Acked.Add(1)
 		s.lat.settle(root, true, s.stats)
 		s.impl.Ack(root)
 	}
 	for _, root := range f.nacked {
-		s.trace.in(protocol.Nack{Root: root})
+		if s.trace.on() {
+			s.trace.in(protocol.Nack{Root: root})
+		}
 		s.settle(root)
 		s.stats.Failed.Add(1)
 		s.lat.settle(root, false, s.stats)
 		s.impl.Nack(root)
 	}
 	s.stats.Expired.Add(f.expired)
+	putFeedback(f)
 	s.resume()
 }
 
