@@ -61,6 +61,25 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		b.system(b.task.Component.Deactivation)
 		b.out.flush()
 		close(m.done)
+	case *actor.Stopping:
+		b.out.flushAcks() // fails of a dying shell child's inputs reach the ackers
+		closeImpl(b.impl, b.log)
+	}
+}
+
+// closeImpl calls a task's dsl.Closer, logging its error or panic.
+func closeImpl(impl any, log *zap.Logger) {
+	c, ok := impl.(dsl.Closer)
+	if !ok {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("task panicked while closing", zap.Any("panic", r))
+		}
+	}()
+	if err := c.Close(); err != nil {
+		log.Error("task did not close cleanly", zap.Error(err))
 	}
 }
 
@@ -133,6 +152,15 @@ func (b *boltTask) EmitAnchored(anchors []dsl.Tuple, tuple any) {
 		ids[i] = a.ID
 	}
 	b.emit(tuple, ids, 0)
+}
+
+// EmitTasks implements dsl.TaskEmitter.
+func (b *boltTask) EmitTasks(anchors []dsl.Tuple, direct int, tuple any, tasks []int) []int {
+	ids := make([]dsl.TupleID, len(anchors))
+	for i, a := range anchors {
+		ids[i] = a.ID
+	}
+	return b.out.record(tasks, func() { b.emit(tuple, ids, direct) })
 }
 
 func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {

@@ -35,6 +35,8 @@ type outbox struct {
 	acks      []*ackerBatch // by acker task id
 	ackDirty  []int
 	sent      []atomic.Int64 // tuples flushed, by destination task (the task's stats)
+	recording bool           // Deliver appends destination task ids to recorded (dsl.TaskEmitter)
+	recorded  []int
 }
 
 func newOutbox(inc *incarnation, batchSize int, stats *TaskStats) *outbox {
@@ -44,6 +46,9 @@ func newOutbox(inc *incarnation, batchSize int, stats *TaskStats) *outbox {
 
 // Deliver buffers t for task.
 func (o *outbox) Deliver(task int, t dsl.Tuple) {
+	if o.recording {
+		o.recorded = append(o.recorded, task)
+	}
 	b := o.data[task]
 	if b == nil {
 		b = getBatch(o.batchSize)
@@ -55,6 +60,14 @@ func (o *outbox) Deliver(task int, t dsl.Tuple) {
 		o.flushAcks()
 		o.flushTo(task)
 	}
+}
+
+// record runs emit and returns tasks with the ids of the tasks it delivered to appended.
+func (o *outbox) record(tasks []int, emit func()) []int {
+	o.recording, o.recorded = true, tasks
+	defer func() { o.recording, o.recorded = false, nil }()
+	emit()
+	return o.recorded
 }
 
 // Track and Anchor buffer acker operations for the tree's acker.

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -25,6 +26,18 @@ type TaskStats struct {
 	Expired         atomic.Int64   // spouts and ackers: trees timed out (also counted in Failed)
 	Pending         atomic.Int64   // spouts: open trees; ackers: trees tracked
 	sent            []atomic.Int64 // by destination task id: tuples handed to its data lane
+
+	metricsMu sync.Mutex     // metricsMu guards metrics
+	metrics   map[string]any // latest value per name reported by the component (dsl.TaskInfo.Metric)
+}
+
+func (s *TaskStats) setMetric(name string, v any) {
+	s.metricsMu.Lock()
+	if s.metrics == nil {
+		s.metrics = map[string]any{}
+	}
+	s.metrics[name] = v
+	s.metricsMu.Unlock()
 }
 
 func newTaskStats(tasks int) *TaskStats { return &TaskStats{sent: make([]atomic.Int64, tasks)} }
@@ -53,6 +66,9 @@ type TaskSnapshot struct {
 	Pending         int64
 	MailboxDepth    int           // data batches waiting
 	SentTo          map[int]int64 // tuples transferred, by destination task id (non-zero entries)
+	// Metrics holds the latest value of each metric the component reported
+	// (multilang "metrics"); nil when none.
+	Metrics map[string]any
 }
 
 // ExecuteLatency is the mean time a bolt spent executing an input.
@@ -115,6 +131,14 @@ func (s *TaskStats) snapshot() TaskSnapshot {
 			snap.Transferred += n
 		}
 	}
+	s.metricsMu.Lock()
+	for k, v := range s.metrics {
+		if snap.Metrics == nil {
+			snap.Metrics = make(map[string]any, len(s.metrics))
+		}
+		snap.Metrics[k] = v
+	}
+	s.metricsMu.Unlock()
 	return snap
 }
 

@@ -82,6 +82,7 @@ func (inc *incarnation) taskInfo(t routing.Task) dsl.TaskInfo {
 	return dsl.TaskInfo{
 		Topology: inc.plan.Topology.Name, Component: c.ID, Task: t.ID, Index: t.Index,
 		Parallelism: c.Parallelism, Settings: c.Settings, Conf: conf, Logger: inc.taskLogger(t),
+		Model: inc.plan.Topology, Metric: inc.stats[t.ID].setMetric,
 		Post: func(fn func(dsl.Collector)) { box.PostUserMessage(invoke{fn}) },
 		Fail: func(err error) { box.PostUserMessage(failTask{err}) },
 	}
@@ -207,7 +208,7 @@ func (t *Topology) producer(task routing.Task) actor.Producer {
 	if task.IsAcker() {
 		capacity := inc.plan.Topology.Settings.AckerCapacity
 		return func() actor.Actor {
-			return &ackerTask{inc: inc, task: task, tracker: acker.New(capacity), trace: trace, log: log, stats: stats, out: map[int]*feedback{}}
+			return &ackerTask{inc: inc, task: task, tracker: acker.New(capacity), trace: trace, log: log, stats: stats, out: map[int]*feedback{}, batch: inc.plan.Topology.Settings.BatchSize}
 		}
 	}
 	batch := task.Component.Settings.BatchSize

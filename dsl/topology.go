@@ -384,6 +384,11 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		v.problem("edge %q -> %q: spout %q emits %v, not %v", d.from, d.to, d.from, from.Spout.Output, g.Stream)
 		ok = false
 	}
+	if g.Kind == GroupDirect && from.Kind == SpoutKind {
+		// A SpoutEmitter has no EmitDirect: such an edge would silently get nothing.
+		v.problem("edge %q -> %q: direct grouping on spout %q, which cannot emit direct", d.from, d.to, d.from)
+		ok = false
+	}
 	if to.Bolt != nil && !g.Stream.AssignableTo(to.Bolt.Input) {
 		v.problem("edge %q -> %q: bolt %q takes %v and cannot accept stream %q (%v)", d.from, d.to, d.to, to.Bolt.Input, s.Name, g.Stream)
 		ok = false

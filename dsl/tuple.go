@@ -77,6 +77,12 @@ type TaskInfo struct {
 	// Fail fails the task with err, as a panic in Next would: under supervision
 	// the topology restarts. It never blocks.
 	Fail func(err error)
+	// Model is the validated topology the task belongs to (read-only). Shell
+	// components read it to describe the topology to their child process.
+	Model *Topology
+	// Metric records the latest value a component reports under name (Storm's
+	// multilang "metrics" command); it shows in the task's stats. It never blocks.
+	Metric func(name string, value any)
 }
 
 // EmitError reports an emit the topology cannot route.
