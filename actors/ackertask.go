@@ -11,16 +11,16 @@ import (
 // ackerTask owns one Tracker and tells spouts about finished trees, batched per
 // spout task.
 type ackerTask struct {
-	inc      *incarnation
-	task     routing.Task
-	tracker  *acker.Tracker
-	trace    tracer
-	log      *zap.Logger
-	stats    *TaskStats
-	out      map[int]*feedback // by spout task
-	batch    int               // feedback entries per message
-	refused  int               // trees refused since the last tick, logged once per tick
-	expired  int64
+	inc     *incarnation
+	task    routing.Task
+	tracker *acker.Tracker
+	trace   tracer
+	log     *zap.Logger
+	stats   *TaskStats
+	out     map[int]*feedback // by spout task
+	batch   int               // feedback entries per message
+	refused int               // trees refused since the last tick, logged once per tick
+	expired int64
 }
 
 func (a *ackerTask) Receive(ctx actor.Context) {

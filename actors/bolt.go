@@ -45,7 +45,7 @@ func (b *boltTask) Receive(ctx actor.Context) {
 	case failTask:
 		panic(taskFailure(m))
 	case tick:
-		b.executeAll([]dsl.Tuple{{Value: dsl.Tick{RateSecs: b.rate}, Source: dsl.SystemComponent, Task: dsl.SystemTask}})
+		b.executeAll([]dsl.Tuple{{Value: dsl.Tick{RateSecs: b.rate}, Stream: dsl.Ticks, Source: dsl.SystemComponent, Task: dsl.SystemTask}})
 	case *actor.Started:
 		info := b.inc.taskInfo(b.task)
 		b.impl = b.task.Component.Bolt.NewTask(info)

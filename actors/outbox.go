@@ -119,12 +119,12 @@ func (o *outbox) flushTo(task int) {
 	o.data[task] = nil
 	n := int64(len(b.tuples))
 	o.inc.gauge.add(n)
+	o.sent[task].Add(n) // before the receiver can see them
 	if !o.inc.boxes[task].putData(b) {
 		o.inc.gauge.add(-n) // the topology is being torn down
+		o.sent[task].Add(-n)
 		putBatch(b)
-		return
 	}
-	o.sent[task].Add(n)
 }
 
 // flush sends everything buffered, acker batches first.

@@ -115,7 +115,7 @@ func (inc *incarnation) tracer(component string, task int) tracer {
 type Topology struct {
 	inc       *incarnation
 	pids      []*actor.PID // by task id; the system task's at 0
-	mu        sync.Mutex // mu guards byPID, read by the supervisor while tasks spawn
+	mu        sync.Mutex   // mu guards byPID, read by the supervisor while tasks spawn
 	byPID     map[string]int
 	broken    chan struct{}
 	breakOnce sync.Once
@@ -171,7 +171,9 @@ func (t *Topology) spawn(id int) error {
 	}
 	box := newMailbox(slots)
 	inc.boxes[id], inc.stats[id] = box, newTaskStats(len(inc.boxes))
-	producer := func() actor.Actor { return &systemTask{inc: inc, trace: inc.tracer(dsl.SystemComponent, dsl.SystemTask)} }
+	producer := func() actor.Actor {
+		return &systemTask{inc: inc, trace: inc.tracer(dsl.SystemComponent, dsl.SystemTask)}
+	}
 	if id > 0 {
 		producer = t.producer(task)
 	}

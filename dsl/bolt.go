@@ -92,8 +92,8 @@ type autoAckTask[In any] struct {
 }
 
 func (a *autoAckTask[In]) Execute(in Tuple, c Collector) error {
-	if t, ok := in.Value.(Tick); ok && in.Stream == nil {
-		return tick(a.h, t, c)
+	if in.IsTick() {
+		return tick(a.h, in.Value.(Tick), c)
 	}
 	v, ok := in.Value.(In)
 	if !ok {
@@ -115,8 +115,8 @@ func (a *autoAckTask[In]) Execute(in Tuple, c Collector) error {
 type manualTask[In any] struct{ h ManualHandler[In] }
 
 func (m *manualTask[In]) Execute(in Tuple, c Collector) error {
-	if t, ok := in.Value.(Tick); ok && in.Stream == nil {
-		return tick(m.h, t, c)
+	if in.IsTick() {
+		return tick(m.h, in.Value.(Tick), c)
 	}
 	v, ok := in.Value.(In)
 	if !ok {

@@ -13,16 +13,16 @@ type Conf map[string]any
 
 // Storm configuration keys understood by goshelter.
 const (
-	MaxSpoutPending   = "topology.max.spout.pending"                // tuples in flight per spout task (default 128)
-	AckerTasks        = "topology.acker.executors"                  // acker tasks (default 4)
-	ReceiveBufferSize = "topology.executor.receive.buffer.size"     // data mailbox slots, rounded up to a power of two (default 256)
-	MessageTimeout    = "topology.message.timeout.secs"             // tuple tree timeout (default 30 s)
+	MaxSpoutPending   = "topology.max.spout.pending"                 // tuples in flight per spout task (default 128)
+	AckerTasks        = "topology.acker.executors"                   // acker tasks (default 4)
+	ReceiveBufferSize = "topology.executor.receive.buffer.size"      // data mailbox slots, rounded up to a power of two (default 256)
+	MessageTimeout    = "topology.message.timeout.secs"              // tuple tree timeout (default 30 s)
 	SpoutWait         = "topology.sleep.spout.wait.strategy.time.ms" // back-off when a spout has nothing (default 100 ms)
-	Debug             = "topology.debug"                            // trace every message (default false)
-	TickFrequency     = "topology.tick.tuple.freq.secs"             // tick tuples to bolts (default none)
-	SubprocessTimeout = "topology.subprocess.timeout.secs"          // silence allowed from a shell child (default 30 s)
-	AckerCapacity     = "goshelter.acker.capacity"                  // open trees per acker before new ones are nacked (default 1<<20)
-	BatchSize         = "goshelter.batch.size"                      // tuples carried per mailbox message (default 64)
+	Debug             = "topology.debug"                             // trace every message (default false)
+	TickFrequency     = "topology.tick.tuple.freq.secs"              // tick tuples to bolts (default none)
+	SubprocessTimeout = "topology.subprocess.timeout.secs"           // silence allowed from a shell child (default 30 s)
+	AckerCapacity     = "goshelter.acker.capacity"                   // open trees per acker before new ones are nacked (default 1<<20)
+	BatchSize         = "goshelter.batch.size"                       // tuples carried per mailbox message (default 64)
 )
 
 // Settings is a resolved configuration: defaults, then topology conf, then component conf.

@@ -414,8 +414,8 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 
 func (v *validator) inputs() {
 	fed := map[string]bool{}
-	for _, e := range v.t.Edges {
-		fed[e.To.ID] = true
+	for _, e := range v.b.edges { // rejected edges were reported already
+		fed[string(e.to)] = true
 	}
 	for _, c := range v.t.Components {
 		if c.Kind == BoltKind && !fed[c.ID] {

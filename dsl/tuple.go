@@ -1,6 +1,10 @@
 package dsl
 
-import "go.uber.org/zap"
+import (
+	"reflect"
+
+	"go.uber.org/zap"
+)
 
 // TupleID is a tuple's place in the tuple trees that track it. A zero Edge means
 // the tuple is not tracked. Root is the tree's id; Roots lists further trees when
@@ -35,6 +39,13 @@ const (
 type Tick struct {
 	RateSecs int `storm:"rate_secs"`
 }
+
+// Ticks is the stream tick tuples arrive on: Storm's "__tick", with one field,
+// rate_secs. It is not one of a topology's streams (its Index is -1).
+var Ticks = &Stream{Index: -1, Name: TickStream, Type: reflect.TypeFor[Tick](), Fields: []string{"rate_secs"}}
+
+// IsTick reports whether t is a tick tuple.
+func (t Tuple) IsTick() bool { return t.Stream == Ticks }
 
 // Emitter sends tuples from a bolt. Emit anchors the tuple to the input being
 // executed on anchored edges. Both panic with an *EmitError when the tuple's type is

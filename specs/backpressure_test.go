@@ -61,7 +61,7 @@ var _ = Describe("Tiny rings under full load", Label("backpressure-deadlock"), f
 		}), dsl.Parallelism(3))
 		audit := b.Bolt("audit", dsl.AutoAck(func(Cooked, dsl.Emitter) error { return nil }))
 		b.Anchored(spout, cook, dsl.Shuffle[Raw]())
-		b.Anchored(cook, eat, dsl.All[Cooked]())    // fan-out: every eat task gets every tuple
+		b.Anchored(cook, eat, dsl.All[Cooked]())      // fan-out: every eat task gets every tuple
 		b.Anchored(cook, audit, dsl.Global[Cooked]()) // and one more edge per tuple
 		topo, err := b.Build()
 		Expect(err).NotTo(HaveOccurred())

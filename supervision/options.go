@@ -72,7 +72,9 @@ func WithEvents(fn func(Event)) Option { return optionFunc(func(o *options) { o.
 func WithTrace(fn func(actors.Event)) Option { return optionFunc(func(o *options) { o.trace = fn }) }
 
 // WithIDs sets each task's tuple id source (for reproducible runs).
-func WithIDs(fn func(task int) routing.IDs) Option { return optionFunc(func(o *options) { o.ids = fn }) }
+func WithIDs(fn func(task int) routing.IDs) Option {
+	return optionFunc(func(o *options) { o.ids = fn })
+}
 
 // WithDrainTimeout bounds the drain on Stop (default: the message timeout).
 func WithDrainTimeout(d time.Duration) Option {

@@ -1,0 +1,140 @@
+package actors
+
+import (
+	"testing"
+	"time"
+)
+
+func TestProcessSamplerSamplesOneInputInSampleEvery(t *testing.T) {
+	var p processSampler
+	p.timeout = time.Minute
+	stats := newTaskStats(1)
+	received := time.Now().Add(-time.Millisecond)
+	for i := 1; i <= 3*SampleEvery; i++ {
+		edge := uint64(i)
+		p.begin(edge, received)
+		p.settle(edge, true, stats) // acked during Execute
+		p.end()
+	}
+	if got := stats.ProcessSamples.Load(); got != 3 {
+		t.Fatalf("samples = %d, want 3 (inputs 1, 1+%d, 1+2·%d)", got, SampleEvery, SampleEvery)
+	}
+	if stats.ProcessNanos.Load() < int64(3*time.Millisecond) {
+		t.Errorf("process time %v covers less than the time since receipt", time.Duration(stats.ProcessNanos.Load()))
+	}
+}
+
+func TestProcessSamplerWaitsForAHeldInput(t *testing.T) {
+	var p processSampler
+	p.timeout = time.Minute
+	stats := newTaskStats(1)
+	start := time.Now()
+	p.begin(7, start) // sampled, not acked during Execute
+	p.end()
+	for i := 0; i < 2*SampleEvery; i++ { // other inputs do not replace it
+		p.begin(100+uint64(i), start)
+		p.settle(100+uint64(i), true, stats)
+		p.end()
+	}
+	if stats.ProcessSamples.Load() != 0 {
+		t.Fatal("an input other than the held one was sampled")
+	}
+	p.settle(7, true, stats) // acked later
+	if stats.ProcessSamples.Load() != 1 {
+		t.Fatal("the held input's late ack was not sampled")
+	}
+}
+
+func TestProcessSamplerGivesUpOnStaleAndFailedInputs(t *testing.T) {
+	tests := []struct {
+		name   string
+		settle func(p *processSampler, stats *TaskStats)
+	}{
+		{"failed", func(p *processSampler, stats *TaskStats) { p.settle(7, false, stats) }},
+		{"held past the timeout", func(*processSampler, *TaskStats) {}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := processSampler{timeout: time.Second}
+			stats := newTaskStats(1)
+			start := time.Now().Add(-time.Hour)
+			p.begin(7, start)
+			p.end()
+			tt.settle(&p, stats)
+			for i := 0; i < SampleEvery; i++ { // the next sample, received an hour later
+				p.begin(8, start.Add(time.Hour))
+				p.end()
+			}
+			p.settle(8, true, stats)
+			if stats.ProcessSamples.Load() != 1 {
+				t.Fatalf("samples = %d, want 1: the next input after giving up", stats.ProcessSamples.Load())
+			}
+		})
+	}
+}
+
+func TestProcessSamplerUntrackedInputsEndWithExecute(t *testing.T) {
+	p := processSampler{timeout: time.Minute}
+	stats := newTaskStats(1)
+	p.begin(0, time.Now())
+	p.end()
+	p.settle(0, true, stats) // an untracked ack later cannot be matched
+	if stats.ProcessSamples.Load() != 0 {
+		t.Fatal("an untracked input was matched after its Execute")
+	}
+}
+
+func TestCompleteSamplerTimesSampledTrees(t *testing.T) {
+	var c completeSampler
+	stats := newTaskStats(1)
+	for root := uint64(1); root <= 2*SampleEvery; root++ {
+		c.emitted(root)
+	}
+	c.settle(1, true, stats)
+	c.settle(1+SampleEvery, false, stats) // nacked: not a completion
+	c.settle(2, true, stats)              // not sampled
+	if stats.CompleteSamples.Load() != 1 || c.open != 0 {
+		t.Fatalf("samples = %d, open = %d; want 1, 0", stats.CompleteSamples.Load(), c.open)
+	}
+}
+
+func TestCompleteSamplerSamplesWhenASlotFrees(t *testing.T) {
+	var c completeSampler
+	stats := newTaskStats(1)
+	root := uint64(0)
+	for c.open < len(c.roots) {
+		root++
+		c.emitted(root)
+	}
+	for i := 0; i < SampleEvery; i++ {
+		root++
+		c.emitted(root) // the last one is due, but no slot is free
+	}
+	c.settle(1, true, stats)
+	root++
+	c.emitted(root) // the next tree takes the freed slot
+	c.settle(root, true, stats)
+	if stats.CompleteSamples.Load() != 2 {
+		t.Fatalf("samples = %d, want 2", stats.CompleteSamples.Load())
+	}
+	c.reset()
+	if c.open != 0 {
+		t.Fatal("reset left slots open")
+	}
+}
+
+func TestSnapshotSumsTransfersByDestination(t *testing.T) {
+	s := newTaskStats(4)
+	s.sent[2].Add(5)
+	s.sent[3].Add(7)
+	snap := s.snapshot()
+	if snap.Transferred != 12 || len(snap.SentTo) != 2 || snap.SentTo[2] != 5 || snap.SentTo[3] != 7 {
+		t.Fatalf("snapshot = %+v", snap)
+	}
+	var sum TaskSnapshot
+	sum.Add(snap)
+	sum.Add(snap)
+	if sum.Transferred != 24 || sum.SentTo[3] != 14 {
+		t.Fatalf("sum = %+v", sum)
+	}
+}

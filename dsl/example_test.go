@@ -1,0 +1,124 @@
+package dsl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// Original, Odd and Even are the streams of FsShelter's "guaranteed" sample.
+type (
+	Original struct{ X int }
+	Odd      struct{ X int }
+	Even     struct{ X int }
+)
+
+// A topology is built once, printed, and run: a reliable spout hands out 1..6,
+// a bolt adds one and splits the results into odd and even streams, and two
+// sinks sum them. Every message is acked once its tree is done.
+func ExampleNew() {
+	var (
+		next, acked int // touched only by the spout's task
+		done        = make(chan struct{})
+		mu          sync.Mutex // mu guards sums
+		sums        = map[string]int{}
+	)
+	numbers := dsl.Reliable(
+		func() (int, Original, bool) {
+			if next == 6 {
+				return 0, Original{}, false
+			}
+			next++
+			return next, Original{X: next}, true
+		},
+		func(int) {
+			if acked++; acked == 6 {
+				close(done)
+			}
+		},
+		func(id int) { fmt.Println("nacked", id) },
+	)
+	sum := func(stream string) func(x int) {
+		return func(x int) { mu.Lock(); sums[stream] += x; mu.Unlock() }
+	}
+
+	b := dsl.New("guaranteed", dsl.Conf{dsl.MaxSpoutPending: 4})
+	b.Streams(Odd{}, Even{})
+	spout := b.Spout("numbers", numbers)
+	addOne := b.Bolt("addOne", dsl.AutoAck(func(in Original, out dsl.Emitter) error {
+		if (in.X+1)%2 == 1 {
+			out.Emit(Odd{in.X + 1})
+		} else {
+			out.Emit(Even{in.X + 1})
+		}
+		return nil
+	}), dsl.Parallelism(2))
+	odds := b.Bolt("odds", dsl.AutoAck(func(o Odd, _ dsl.Emitter) error { sum("odd")(o.X); return nil }))
+	evens := b.Bolt("evens", dsl.AutoAck(func(e Even, _ dsl.Emitter) error { sum("even")(e.X); return nil }))
+	b.Anchored(spout, addOne, dsl.Shuffle[Original]())
+	b.Anchored(addOne, odds, dsl.Fields(func(o Odd) int { return o.X % 10 }, "X"))
+	b.Anchored(addOne, evens, dsl.Shuffle[Even]())
+	topo, err := b.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, e := range topo.Edges {
+		fmt.Println(e)
+	}
+
+	running, err := supervision.Run(context.Background(), topo)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	<-done
+	if err := running.Stop(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Println("acked:", acked, "odd sum:", sums["odd"], "even sum:", sums["even"])
+	// Output:
+	// numbers =Original/shuffle=> addOne
+	// addOne =Odd/fields[X]=> odds
+	// addOne =Even/shuffle=> evens
+	// acked: 6 odd sum: 15 even sum: 12
+}
+
+// Build reports every problem of a definition in one *ValidationError.
+func ExampleBuilder_Build() {
+	b := dsl.New("broken", dsl.Conf{dsl.MaxSpoutPending: 0})
+	spout := b.Spout("numbers", dsl.Unreliable(func() (Original, bool) { return Original{}, false }))
+	addOne := b.Bolt("addOne", dsl.AutoAck(func(Original, dsl.Emitter) error { return nil }), dsl.Parallelism(0))
+	b.Anchored(spout, addOne, dsl.Shuffle[Original]())
+	b.Anchored("ghost", addOne, dsl.Shuffle[Original]())
+	b.Bolt("orphan", dsl.Terminator(func(Odd) {}))
+
+	_, err := b.Build()
+	var invalid *dsl.ValidationError
+	if errors.As(err, &invalid) {
+		fmt.Println(len(invalid.Problems), "problems")
+	}
+	fmt.Println(err)
+	// Output:
+	// 4 problems
+	// dsl: topology "broken" is invalid:
+	//   - topology dsl: bad conf: [conf "topology.max.spout.pending": 0 is below the minimum 1]
+	//   - component "addOne" has parallelism 0; it must be at least 1
+	//   - edge "ghost" -> "addOne": source component "ghost" is not defined
+	//   - bolt "orphan" has no input
+}
+
+// HashKey is stable across processes and runs, so a fields grouping sends a
+// key to the same task index every time.
+func ExampleHashKey() {
+	h := dsl.HashKey("foobar")
+	fmt.Printf("%#x, task index %d of 4\n", h, h%4)
+	// Output:
+	// 0x85944171f73967e8, task index 0 of 4
+}

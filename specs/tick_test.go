@@ -1,0 +1,114 @@
+package specs_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/goshelter/goshelter/actors"
+	"github.com/goshelter/goshelter/clock"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+var _ = Describe("Tick tuples", Label("tick"), func() {
+	var (
+		clk          *clock.Manual
+		trace        *Trace
+		fast, slow   *Deliveries[dsl.Tick]
+		fastT, slowT []int
+	)
+
+	BeforeEach(func() {
+		clk, trace = NewManualClock(), NewTrace()
+		fast, slow = NewDeliveries[dsl.Tick](), NewDeliveries[dsl.Tick]()
+		// The topology asks for a tick every 10 s; bolt "fast" overrides it with 2 s.
+		b := dsl.New("ticks", dsl.Conf{dsl.TickFrequency: 10, dsl.MessageTimeout: 600})
+		spout := b.Spout("numbers", CountTo(0))
+		fastBolt := b.Bolt("fast", tickBolt(fast), dsl.Parallelism(2), dsl.WithConf(dsl.Conf{dsl.TickFrequency: 2}))
+		slowBolt := b.Bolt("slow", tickBolt(slow), dsl.Parallelism(2))
+		b.Anchored(spout, fastBolt, dsl.Shuffle[Num]())
+		b.Anchored(spout, slowBolt, dsl.Shuffle[Num]())
+		topo := Build(b)
+		fastT, slowT = taskIDs(topo, "fast"), taskIDs(topo, "slow")
+		Run(topo, supervision.WithClock(clk), trace.Option())
+	})
+
+	// perTask counts the ticks each task of a bolt received, in task order.
+	perTask := func(d *Deliveries[dsl.Tick], tasks []int) func() []int {
+		return func() []int {
+			byTask := d.ByTask()
+			out := make([]int, len(tasks))
+			for i, t := range tasks {
+				out[i] = len(byTask[t])
+			}
+			return out
+		}
+	}
+
+	It("sends each bolt task a tick at the bolt's frequency, the bolt's conf winning over the topology's", func() {
+		Expect(fast.Len()+slow.Len()).To(BeZero(), "no tick before time moves")
+		for step := 1; step <= 5; step++ {
+			clk.Advance(2 * time.Second)
+			Eventually(perTask(fast, fastT)).Should(Equal([]int{step, step}), "fast after %d s", 2*step)
+			if step < 5 {
+				Expect(perTask(slow, slowT)()).To(Equal([]int{0, 0}), "slow after %d s", 2*step)
+			}
+		}
+		Eventually(perTask(slow, slowT)).Should(Equal([]int{1, 1}), "slow after 10 s")
+		Consistently(perTask(slow, slowT)).Should(Equal([]int{1, 1}))
+		Expect(perTask(fast, fastT)()).To(Equal([]int{5, 5}))
+
+		By("each tick carries its rate")
+		for _, d := range fast.All() {
+			Expect(d.Value).To(Equal(dsl.Tick{RateSecs: 2}))
+		}
+		for _, d := range slow.All() {
+			Expect(d.Value).To(Equal(dsl.Tick{RateSecs: 10}))
+		}
+	})
+
+	It("delivers tick tuples from component __system, task -1, stream __tick", func() {
+		clk.Advance(10 * time.Second)
+		Eventually(func() int { return fast.Len() + slow.Len() }).Should(Equal(12))
+
+		ticks := trace.Events(FromComponent("fast", "slow"), MsgIs[protocol.Tuple](), func(e actors.Event) bool {
+			_, isTick := e.Msg.(protocol.Tuple).Tuple.Value.(dsl.Tick)
+			return isTick
+		})
+		Expect(ticks).To(HaveLen(12))
+		for _, e := range ticks {
+			t := e.Msg.(protocol.Tuple).Tuple
+			Expect(t.Source).To(Equal(dsl.SystemComponent))
+			Expect(t.Source).To(Equal("__system"))
+			Expect(t.Task).To(Equal(dsl.SystemTask))
+			Expect(t.Task).To(Equal(-1))
+			Expect(t.IsTick()).To(BeTrue())
+			Expect(t.Stream.Name).To(Equal("__tick"))
+			Expect(t.Stream.Fields).To(Equal([]string{"rate_secs"}))
+			Expect(t.ID.Tracked()).To(BeFalse(), "ticks are not part of any tuple tree")
+		}
+	})
+})
+
+// tickBolt is an auto-ack bolt of Num whose handlers record every tick they get.
+func tickBolt(ticks *Deliveries[dsl.Tick]) *dsl.BoltSpec {
+	return dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
+		return &tickRecorder{info: info, ticks: ticks}
+	})
+}
+
+// tickRecorder is a Handler that also implements dsl.Ticker.
+type tickRecorder struct {
+	info  dsl.TaskInfo
+	ticks *Deliveries[dsl.Tick]
+}
+
+func (r *tickRecorder) Execute(Num, dsl.Emitter) error { return nil }
+
+func (r *tickRecorder) Tick(t dsl.Tick, _ dsl.Collector) error {
+	r.ticks.Add(r.info, t)
+	return nil
+}
