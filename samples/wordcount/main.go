@@ -1,10 +1,16 @@
 // Command wordcount runs the word count topology: sentences -> split -> count ->
 // log, with shuffle and fields groupings. It stops after -duration, prints the
 // most frequent words, then a summary line.
+//
+// -graph prints the topology as Graphviz DOT and exits
+// (go run ./samples/wordcount -graph | dot -Tsvg > wordcount.svg). -progress
+// prints a progress line a second (the default when stdout is a terminal).
+// -metrics 127.0.0.1:9464 serves /metrics, /stats and /graph while it runs.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -16,6 +22,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -103,18 +110,25 @@ func topology(t *tally) (*dsl.Topology, error) {
 
 func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to run before stopping")
+	graph := flag.Bool("graph", false, "print the topology as Graphviz DOT and exit")
+	progress := flag.Bool("progress", observe.IsTerminal(os.Stdout), "print a progress line every second")
+	metrics := flag.String("metrics", "", "serve /metrics, /stats and /graph at this address while running")
 	flag.Parse()
-	if err := run(*duration); err != nil {
+	t := &tally{counts: map[string]int{}}
+	topo, err := topology(t)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *graph {
+		fmt.Print(topo.DOT())
+		return
+	}
+	if err := run(topo, t, *duration, *progress, *metrics); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(duration time.Duration) error {
-	t := &tally{counts: map[string]int{}}
-	topo, err := topology(t)
-	if err != nil {
-		return err
-	}
+func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, metrics string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
@@ -122,12 +136,27 @@ func run(duration time.Duration) error {
 	if err != nil {
 		return err
 	}
+	stopProgress := func() {}
+	if progress {
+		p := observe.StartProgress(os.Stdout, running, time.Second)
+		defer p.Stop()
+		stopProgress = p.Stop
+	}
+	if metrics != "" {
+		srv, err := observe.Listen(metrics, running)
+		if err != nil {
+			return errors.Join(err, running.Stop(context.Background()))
+		}
+		defer srv.Close()
+		fmt.Fprintf(os.Stderr, "serving %s/metrics, /stats and /graph\n", srv.URL())
+	}
 	select {
 	case <-time.After(duration):
 	case <-ctx.Done():
 	case <-running.Done():
 		return running.Wait()
 	}
+	stopProgress() // the summary is the last line
 	stats := running.Stats()
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stopCancel()
