@@ -37,6 +37,7 @@ type outbox struct {
 	sent      []atomic.Int64 // tuples flushed, by destination task (the task's stats)
 	recording bool           // Deliver appends destination task ids to recorded (dsl.TaskEmitter)
 	recorded  []int
+	holding   bool // Deliver leaves full batches for holdData to flush
 }
 
 func newOutbox(inc *incarnation, batchSize int, stats *TaskStats) *outbox {
@@ -56,9 +57,27 @@ func (o *outbox) Deliver(task int, t dsl.Tuple) {
 		o.dirty = append(o.dirty, task)
 	}
 	b.tuples = append(b.tuples, t)
-	if len(b.tuples) >= o.batchSize {
+	if len(b.tuples) >= o.batchSize && !o.holding {
 		o.flushAcks()
 		o.flushTo(task)
+	}
+}
+
+// holdData runs a spout emit with data flushes deferred until every edge of the
+// new tree is anchored, then flushes acker operations and full batches. A spout
+// tree is held open only by its anchors: a delivery flushed mid-emit could be
+// executed and acked before the next edge is anchored, and the acker would see
+// the tree complete although other edges still fail or time out.
+func (o *outbox) holdData(emit func()) {
+	o.holding = true
+	defer func() { o.holding = false }() // also when emit panics: the task fails
+	emit()
+	o.holding = false
+	o.flushAcks()
+	for _, task := range o.dirty {
+		if b := o.data[task]; b != nil && len(b.tuples) >= o.batchSize {
+			o.flushTo(task)
+		}
 	}
 }
 

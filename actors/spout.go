@@ -150,7 +150,9 @@ func (s *spoutTask) stopWait() {
 
 // Emit implements dsl.SpoutEmitter.
 func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
-	root, err := s.router.EmitSpout(tuple, tracked)
+	var root uint64
+	var err error
+	s.out.holdData(func() { root, err = s.router.EmitSpout(tuple, tracked) })
 	if err != nil {
 		panic(err) // a spout that cannot emit is broken: fail the task
 	}
@@ -182,26 +184,34 @@ func rootAnchor(root uint64) []dsl.TupleID {
 
 func (s *spoutTask) feedback(f *feedback) {
 	for _, root := range f.acked {
-		if s.trace.on() {
-			s.trace.in(protocol.Ack{Root: root})
-		}
-		s.settle(root)
-		s.stats.Acked.Add(1)
-		s.lat.settle(root, true, s.stats)
-		s.impl.Ack(root)
+		s.outcome(root, true)
 	}
 	for _, root := range f.nacked {
-		if s.trace.on() {
-			s.trace.in(protocol.Nack{Root: root})
-		}
-		s.settle(root)
-		s.stats.Failed.Add(1)
-		s.lat.settle(root, false, s.stats)
-		s.impl.Nack(root)
+		s.outcome(root, false)
 	}
 	s.stats.Expired.Add(f.expired)
 	putFeedback(f)
 	s.resume()
+}
+
+// outcome settles the tree root and tells the spout whether it was acked.
+func (s *spoutTask) outcome(root uint64, acked bool) {
+	if s.trace.on() {
+		if acked {
+			s.trace.in(protocol.Ack{Root: root})
+		} else {
+			s.trace.in(protocol.Nack{Root: root})
+		}
+	}
+	s.settle(root)
+	s.lat.settle(root, acked, s.stats)
+	if acked {
+		s.stats.Acked.Add(1)
+		s.impl.Ack(root)
+	} else {
+		s.stats.Failed.Add(1)
+		s.impl.Nack(root)
+	}
 }
 
 func (s *spoutTask) settle(uint64) {

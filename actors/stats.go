@@ -67,7 +67,8 @@ type TaskSnapshot struct {
 	MailboxDepth    int           // data batches waiting
 	SentTo          map[int]int64 // tuples transferred, by destination task id (non-zero entries)
 	// Metrics holds the latest value of each metric the component reported
-	// (multilang "metrics"); nil when none.
+	// (multilang "metrics"); nil when none. In sums over tasks a name reported
+	// by several tasks shows one task's value.
 	Metrics map[string]any
 }
 
@@ -112,6 +113,12 @@ func (s *TaskSnapshot) Add(o TaskSnapshot) {
 			s.SentTo = map[int]int64{}
 		}
 		s.SentTo[task] += n
+	}
+	for name, v := range o.Metrics { // opaque values: a later task's wins
+		if s.Metrics == nil {
+			s.Metrics = map[string]any{}
+		}
+		s.Metrics[name] = v
 	}
 }
 
