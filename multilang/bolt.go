@@ -1,0 +1,335 @@
+package multilang
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/routing"
+	"go.uber.org/zap"
+)
+
+// Bolt defines a bolt whose tasks each run cmd as a child process speaking
+// Storm's asynchronous shell bolt protocol. It accepts every stream; declare what
+// the child emits with [Output]. See the package documentation for the mapping
+// of tuples and the failure rules.
+func Bolt(cmd Command, opts ...Option) *dsl.BoltSpec {
+	d := newDef(cmd, false, opts)
+	spec := &dsl.BoltSpec{Input: reflect.TypeFor[any](), Kind: "shell", NewTask: func(info dsl.TaskInfo) dsl.BoltTask {
+		return newShellBolt(d, info)
+	}}
+	defs.Store(spec, d)
+	return spec
+}
+
+// shellBolt is one task of a shell bolt. Its fields are touched only on the
+// task's goroutine (Execute, Close and functions run through TaskInfo.Post),
+// except for the child, which is safe for concurrent use.
+type shellBolt struct {
+	def     *def
+	info    dsl.TaskInfo
+	log     *zap.Logger
+	child   *child
+	outputs streams
+	names   map[*dsl.Stream]string // input streams as the child knows them
+	pending map[string]dsl.Tuple   // inputs given to the child, by the id it knows them by
+	nextID  uint64
+	dead    bool
+	failed  sync.Once
+}
+
+func newShellBolt(d *def, info dsl.TaskInfo) dsl.BoltTask {
+	b := &shellBolt{def: d, info: info, log: info.Logger, pending: map[string]dsl.Tuple{}, names: map[*dsl.Stream]string{}}
+	if b.log == nil {
+		b.log = zap.NewNop()
+	}
+	hs, err := b.prepare()
+	if err == nil {
+		b.child, err = startChild(b.childConfig(hs))
+	}
+	if err != nil {
+		b.dead = true
+		b.fail(err)
+	}
+	return b
+}
+
+// prepare resolves the bolt's streams and builds its handshake.
+func (b *shellBolt) prepare() (*Handshake, error) {
+	topo := b.info.Model
+	if topo == nil {
+		return nil, fmt.Errorf("multilang: component %q: the runtime gave no topology model", b.info.Component)
+	}
+	c := topo.Component(b.info.Component)
+	if c == nil {
+		return nil, fmt.Errorf("multilang: component %q is not in topology %q", b.info.Component, topo.Name)
+	}
+	var err error
+	if b.outputs, err = resolveOutputs(b.def, topo, c); err != nil {
+		return nil, fmt.Errorf("multilang: component %q: %w", c.ID, err)
+	}
+	for _, e := range topo.Edges {
+		if e.To == c {
+			b.names[e.Stream] = streamID(e.From, e.Stream)
+		}
+	}
+	plan := routing.Compile(topo)
+	return &Handshake{Conf: StormConf(topo.Name, b.info.Conf, b.info.Settings), Context: NewContext(plan, c, b.info.Task)}, nil
+}
+
+func (b *shellBolt) childConfig(hs *Handshake) childConfig {
+	slots := DefaultMaxPending
+	if n := confInt(b.info.Conf, MaxPendingKey); n > 0 {
+		slots = n
+	}
+	return childConfig{
+		cmd: b.def.cmd, component: b.info.Component, task: b.info.Task, log: b.log, handshake: hs,
+		timeout: b.info.Settings.SubprocessTimeout, heartbeat: b.def.heartbeat, grace: b.def.grace,
+		maxMessage: b.def.maxMessage, dataSlots: slots,
+		onFrame: newBoltReader(b).frame,
+		onDeath: func(err *ChildError) {
+			b.info.Post(func(c dsl.Collector) { b.failPending(c) })
+			b.fail(err)
+		},
+	}
+}
+
+// fail fails the task once.
+func (b *shellBolt) fail(err error) {
+	b.failed.Do(func() { b.info.Fail(err) })
+}
+
+// Execute hands the input to the child. It waits while [MaxPendingKey] inputs
+// are already queued for the child (backpressure, as Storm's shell bolt).
+func (b *shellBolt) Execute(in dsl.Tuple, c dsl.Collector) error {
+	if b.dead {
+		c.Fail(in)
+		return nil
+	}
+	b.nextID++
+	id := strconv.FormatUint(b.nextID, 10)
+	if in.IsTick() { // untracked and often never acked by children: not held
+		b.child.send(b.encode(tickPrefix+id, in))
+		return nil
+	}
+	b.pending[id] = in
+	if !b.child.send(b.encode(id, in)) {
+		delete(b.pending, id)
+		c.Fail(in)
+	}
+	return nil
+}
+
+// tickPrefix starts the ids of tick tuples; their acks and fails are ignored.
+const tickPrefix = "tick-"
+
+// encode describes an input as the child sees it.
+func (b *shellBolt) encode(id string, in dsl.Tuple) outTuple {
+	t := outTuple{ID: id, Comp: in.Source, Task: in.Task}
+	if in.IsTick() {
+		t.Stream, t.Values = TickStream, encodeValues(in.Stream, in.Value)
+		return t
+	}
+	s := in.Stream
+	if s == nil { // an activation or deactivation tuple
+		s = b.info.Model.StreamOf(reflect.TypeOf(in.Value))
+	}
+	t.Stream, t.Values = b.names[s], encodeValues(s, in.Value)
+	if t.Stream == "" && s != nil {
+		t.Stream = s.Name
+	}
+	return t
+}
+
+// failPending fails every input the child had not settled; it runs on the
+// task's goroutine once the child failed.
+func (b *shellBolt) failPending(c dsl.Collector) {
+	b.dead = true
+	for id, in := range b.pending {
+		delete(b.pending, id)
+		c.Fail(in)
+	}
+}
+
+// Close stops the child (see [child.Close]).
+func (b *shellBolt) Close() error {
+	if b.child == nil {
+		return nil
+	}
+	return b.child.Close()
+}
+
+// apply runs the child's emits, acks and fails on the task's goroutine.
+func (b *shellBolt) apply(msgs []*Message, c dsl.Collector) {
+	var m *Message
+	defer func() {
+		if r := recover(); r != nil { // an emit the topology cannot route
+			b.dead = true
+			b.child.die(b.badInput(m, fmt.Errorf("%v", r)))
+		}
+	}()
+	for _, m = range msgs {
+		if b.dead {
+			return
+		}
+		var err error
+		switch m.Kind {
+		case KindEmit:
+			err = b.emit(m, c)
+		case KindAck, KindFail:
+			b.settle(m, c)
+		}
+		if err != nil {
+			b.dead = true
+			b.child.die(b.badInput(m, err))
+			return
+		}
+	}
+}
+
+func (b *shellBolt) badInput(m *Message, err error) error {
+	var data []byte
+	if m != nil {
+		data, _ = m.MarshalJSON()
+	}
+	return &ProtocolError{Component: b.info.Component, Task: b.info.Task, Data: data, Err: err}
+}
+
+func (b *shellBolt) emit(m *Message, c dsl.Collector) error {
+	s, ok := b.outputs[m.Stream]
+	if !ok {
+		return fmt.Errorf("emit on stream %q, which the component does not declare (use multilang.Output)", m.Stream)
+	}
+	v, err := decodeValues(s, m.Tuple)
+	if err != nil {
+		return err
+	}
+	anchors := make([]dsl.Tuple, 0, len(m.Anchors))
+	for _, a := range m.Anchors {
+		if in, ok := b.pending[a]; ok {
+			anchors = append(anchors, in)
+		} else {
+			b.log.Warn("child anchored to an unknown or settled input; the emit is not anchored to it", zap.String("id", a))
+		}
+	}
+	te, ok := c.(dsl.TaskEmitter)
+	if !ok {
+		return errors.New("the runtime's collector cannot report task ids (no dsl.TaskEmitter)")
+	}
+	tasks := te.EmitTasks(anchors, m.Task, v, nil)
+	if m.NeedTaskIDs && m.Task == 0 {
+		if tasks == nil {
+			tasks = []int{}
+		}
+		b.child.sendControl(tasks)
+	}
+	return nil
+}
+
+// settle acks or fails an input; an unknown id is reported and otherwise ignored.
+func (b *shellBolt) settle(m *Message, c dsl.Collector) {
+	id := m.ID.String()
+	in, ok := b.pending[id]
+	if !ok && strings.HasPrefix(id, tickPrefix) {
+		return
+	}
+	if !ok {
+		b.log.Warn("child settled an unknown input id (bad input, ignored)", zap.String("command", string(m.Kind)), zap.String("id", string(m.ID)))
+		return
+	}
+	delete(b.pending, id)
+	if m.Kind == KindAck {
+		c.Ack(in)
+	} else {
+		c.Fail(in)
+	}
+}
+
+// boltReader handles the child's messages on the reader goroutine: logs, errors
+// and metrics at once; emits, acks and fails in batches on the task's goroutine.
+type boltReader struct {
+	b     *shellBolt
+	batch []*Message
+}
+
+func newBoltReader(b *shellBolt) *boltReader { return &boltReader{b: b} }
+
+func (r *boltReader) frame(c *child, frame []byte, more bool) error {
+	m, err := Decode(frame)
+	if err != nil {
+		return c.protocolError(frame, err)
+	}
+	switch m.Kind {
+	case KindEmit, KindAck, KindFail:
+		r.batch = append(r.batch, m)
+	case KindSync:
+	case KindLog, KindError, KindMetrics:
+		report(r.b.log, r.b.info, m)
+	default:
+		return c.protocolError(frame, fmt.Errorf("a bolt may not send %q", m.Kind))
+	}
+	if !more && len(r.batch) > 0 {
+		batch := r.batch
+		r.batch = nil
+		r.b.info.Post(func(c dsl.Collector) { r.b.apply(batch, c) })
+	}
+	return nil
+}
+
+// report handles log, error and metrics messages, which need no task state.
+func report(log *zap.Logger, info dsl.TaskInfo, m *Message) {
+	switch m.Kind {
+	case KindLog:
+		logAt(log, m.Level, m.Msg)
+	case KindError:
+		log.Error("shell component reported an error", zap.String("error", m.Msg))
+	case KindMetrics:
+		if info.Metric != nil {
+			info.Metric(m.Name, metricValue(m.Params))
+		}
+	}
+}
+
+func logAt(log *zap.Logger, l protocol.Level, msg string) {
+	switch l {
+	case protocol.LevelTrace, protocol.LevelDebug:
+		log.Debug(msg, zap.Stringer("level", l))
+	case protocol.LevelWarn:
+		log.Warn(msg)
+	case protocol.LevelError:
+		log.Error(msg)
+	default:
+		log.Info(msg)
+	}
+}
+
+// confInt reads a whole number from conf, or 0.
+func confInt(conf dsl.Conf, key string) int {
+	switch v := conf[key].(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	}
+	return 0
+}
+
+// metricValue decodes a metrics update's params for the stats.
+func metricValue(params []byte) any {
+	if len(params) == 0 {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(params, &v); err != nil {
+		return string(params)
+	}
+	return v
+}

@@ -1,0 +1,140 @@
+package multilang
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// handshakeSh answers the handshake the way a well-behaved child does; then runs rest.
+const handshakeSh = `read hs; read end_line
+dir=$(printf '%s' "$hs" | sed 's/.*"pidDir":"\([^"]*\)".*/\1/')
+printf '{"pid": %d}\nend\n' $$
+: > "$dir/$$"
+`
+
+type deaths chan *ChildError
+
+func testChild(t *testing.T, script string, configure ...func(*childConfig)) (*child, deaths) {
+	t.Helper()
+	died := make(deaths, 1)
+	cfg := childConfig{
+		cmd: Cmd("sh", "-c", script), component: "c", task: 7, log: zap.NewNop(), handshake: &Handshake{},
+		timeout: 5 * time.Second, grace: time.Second, maxMessage: 1 << 10, dataSlots: 4,
+		onFrame: func(*child, []byte, bool) error { return nil },
+		onDeath: func(err *ChildError) { died <- err },
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	c, err := startChild(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, died
+}
+
+func waitDeath(t *testing.T, died deaths) *ChildError {
+	t.Helper()
+	select {
+	case err := <-died:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child did not fail")
+		return nil
+	}
+}
+
+func expectGone(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("child %d is still there (or a zombie): kill 0 gave %v", pid, err)
+	}
+}
+
+func TestChildThatExitsFailsWithItsStatus(t *testing.T) {
+	c, died := testChild(t, handshakeSh+`echo "bye" >&2; exit 4`)
+	err := waitDeath(t, died)
+	if !errors.Is(err, ErrExited) || err.Exit != "exit status 4" || err.Stderr != "bye" || err.Component != "c" || err.Task != 7 {
+		t.Fatalf("error %+v", err)
+	}
+	if !strings.Contains(err.Error(), `component "c" task 7`) {
+		t.Errorf("message %q does not name the component", err)
+	}
+	expectGone(t, c.Pid())
+}
+
+func TestChildHandshakeIsChecked(t *testing.T) {
+	cases := map[string]string{
+		"a pid that is not a number": `read hs; read e; printf '{"pid": "me"}\nend\n'; sleep 30`,
+		"something else than a pid":  `read hs; read e; printf '{"command":"sync"}\nend\n'; sleep 30`,
+		"no pid file":                `read hs; read e; printf '{"pid": %d}\nend\n{"command":"sync"}\nend\n' $$; sleep 30`,
+	}
+	for name, script := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, died := testChild(t, script)
+			err := waitDeath(t, died)
+			if !errors.Is(err, ErrHandshake) || err.Exit != "signal: killed" {
+				t.Fatalf("error %v (exit %q)", err, err.Exit)
+			}
+			expectGone(t, c.Pid())
+		})
+	}
+}
+
+func TestChildSilentPastTheTimeoutIsKilled(t *testing.T) {
+	c, died := testChild(t, handshakeSh+`sleep 30`, func(cfg *childConfig) {
+		cfg.timeout, cfg.heartbeat = 300*time.Millisecond, time.Second
+	})
+	err := waitDeath(t, died)
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "topology.subprocess.timeout.secs is 300ms") {
+		t.Fatalf("error %v", err)
+	}
+	expectGone(t, c.Pid())
+}
+
+func TestChildOversizedMessageIsBadInput(t *testing.T) {
+	_, died := testChild(t, handshakeSh+`head -c 5000 /dev/zero | tr '\0' x; printf '\nend\n'; sleep 30`)
+	err := waitDeath(t, died)
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrTooLarge) || pe.Component != "c" {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestCloseKillsAChildThatIgnoresTheTerminationSignal(t *testing.T) {
+	answered := make(chan struct{}, 1)
+	c, died := testChild(t, `trap '' TERM; `+handshakeSh+`printf '{"command":"sync"}\nend\n'; sleep 30 & wait; sleep 30`, func(cfg *childConfig) {
+		cfg.grace = 200 * time.Millisecond
+		cfg.onFrame = func(*child, []byte, bool) error { answered <- struct{}{}; return nil }
+	})
+	<-answered // it runs its trap: SIGTERM will be ignored
+	start := time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond || d > 3*time.Second {
+		t.Errorf("Close took %v with a 200ms grace period", d)
+	}
+	expectGone(t, c.Pid())
+	select {
+	case err := <-died:
+		t.Errorf("a closed child was reported as failed: %v", err)
+	default:
+	}
+	if c.Err() == nil || c.Err().Exit != "signal: killed" {
+		t.Errorf("end %+v", c.Err())
+	}
+}
+
+func TestStartFailsForAMissingProgram(t *testing.T) {
+	_, err := startChild(childConfig{cmd: Cmd("/no/such/program"), component: "c", task: 1, log: zap.NewNop(), handshake: &Handshake{}})
+	if err == nil || !strings.Contains(err.Error(), `component "c" task 1: starting "/no/such/program"`) {
+		t.Errorf("error %v", err)
+	}
+}

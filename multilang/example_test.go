@@ -1,0 +1,41 @@
+package multilang_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/goshelter/goshelter/multilang"
+)
+
+// Decode applies Storm's defaults: no stream means "default", a single-string
+// anchor is one anchor, and task ids are wanted unless the emit says otherwise.
+func ExampleDecode() {
+	m, err := multilang.Decode([]byte(`{"command":"emit","anchors":"-6955","tuple":["snow","white"]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(m.Kind, m.Stream, m.Anchors, len(m.Tuple), m.NeedTaskIDs)
+
+	_, err = multilang.Decode([]byte(`{"command":"emit","tuple":"oops"}`))
+	fmt.Println(err)
+	// Output:
+	// emit default [-6955] 2 true
+	// emit: "tuple" is not a JSON array
+}
+
+// WriteFrame writes one message the way a host does: a line of JSON, then "end".
+func ExampleWriteFrame() {
+	_ = multilang.WriteFrame(os.Stdout, map[string]string{"command": "next"})
+	// Output:
+	// {"command":"next"}
+	// end
+}
+
+// ParseCommand splits a command line without a shell: nothing is expanded.
+func ExampleParseCommand() {
+	c, _ := multilang.ParseCommand(`python3 "my bolt.py" --name=$USER`)
+	fmt.Printf("%q\n", c.Argv())
+	// Output:
+	// ["python3" "my bolt.py" "--name=$USER"]
+}

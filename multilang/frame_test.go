@@ -1,0 +1,82 @@
+package multilang_test
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/goshelter/goshelter/multilang"
+)
+
+func frames(t *testing.T, input string, max int) ([]string, error) {
+	t.Helper()
+	fr := multilang.NewFrameReader(strings.NewReader(input), max)
+	var out []string
+	for {
+		f, err := fr.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(f))
+	}
+}
+
+func TestFrameReaderSplitsOnTheEndLine(t *testing.T) {
+	long := strings.Repeat("x", 200<<10) // longer than the reader's buffer
+	cases := []struct {
+		name, in string
+		want     []string
+	}{
+		{"one line each", "{\"a\":1}\nend\n{\"b\":2}\nend\n", []string{`{"a":1}`, `{"b":2}`}},
+		{"multi-line JSON", "{\n\"a\": 1\n}\nend\n", []string{"{\n\"a\": 1\n}"}},
+		{"CRLF line ends", "{\"a\":1}\r\nend\r\n", []string{`{"a":1}`}},
+		{"end inside a line is data", "{\"msg\":\"the end\"}\nend\n", []string{`{"msg":"the end"}`}},
+		{"an indented end is data", "x\n end\nend\n", []string{"x\n end"}},
+		{"last end without newline", "{}\nend", []string{"{}"}},
+		{"empty message", "end\n", []string{""}},
+		{"a line longer than the buffer", long + "\nend\n", []string{long}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := frames(t, c.in, 0)
+			if err != io.EOF { // the clean end is io.EOF itself, never wrapped
+				t.Fatalf("ended with %v, want io.EOF", err)
+			}
+			if strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Fatalf("frames = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestFrameReaderErrors(t *testing.T) {
+	_, err := frames(t, "{\"a\":1}\nend\n{\"b\":", 0)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || err == io.ErrUnexpectedEOF {
+		t.Errorf("input ending mid-message: %v, want a wrapped io.ErrUnexpectedEOF", err)
+	}
+	_, err = frames(t, strings.Repeat("y", 100)+"\nend\n", 64)
+	if !errors.Is(err, multilang.ErrTooLarge) || !strings.Contains(err.Error(), "yyyy") {
+		t.Errorf("oversized message: %v, want ErrTooLarge quoting the data", err)
+	}
+}
+
+func TestWriteFrame(t *testing.T) {
+	var b strings.Builder
+	if err := multilang.WriteFrame(&b, map[string]any{"msg": "<a & b>\nnext"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.String(), "{\"msg\":\"<a & b>\\nnext\"}\nend\n"; got != want {
+		t.Errorf("WriteFrame wrote %q, want %q", got, want)
+	}
+	if err := multilang.WriteFrame(&b, func() {}); err == nil {
+		t.Error("WriteFrame accepted a value JSON cannot encode")
+	}
+}
+
+func TestPreviewShortensLongData(t *testing.T) {
+	p := multilang.Preview([]byte(strings.Repeat("z", 1000)))
+	if len(p) > 260 || !strings.HasSuffix(p, "(1000 bytes)") {
+		t.Errorf("Preview = %q", p)
+	}
+}

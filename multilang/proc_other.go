@@ -1,0 +1,14 @@
+//go:build !unix
+
+package multilang
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+func ownProcessGroup(*exec.Cmd) {}
+
+// signalGroup kills the child: without Unix signals there is no gentler way.
+func signalGroup(p *os.Process, _ syscall.Signal) { _ = p.Kill() }

@@ -1,0 +1,315 @@
+package multilang
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/goshelter/goshelter/dsl"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// ServeOption configures [Serve].
+type ServeOption interface{ apply(*serveOptions) }
+
+type serveOption func(*serveOptions)
+
+func (f serveOption) apply(o *serveOptions) { f(o) }
+
+type serveOptions struct {
+	in         io.Reader
+	out        io.Writer
+	logger     *zap.Logger
+	maxMessage int
+	metrics    bool
+}
+
+// WithIO makes Serve talk over r and w instead of the process's stdin and stdout.
+// If r is an io.Closer, Serve closes it when it returns, and returns only once
+// its reader goroutine has ended.
+func WithIO(r io.Reader, w io.Writer) ServeOption {
+	return serveOption(func(o *serveOptions) { o.in, o.out = r, w })
+}
+
+// WithLocalLogger also logs the component's logs to l (they always go to the
+// host as "log" messages).
+func WithLocalLogger(l *zap.Logger) ServeOption {
+	return serveOption(func(o *serveOptions) { o.logger = l })
+}
+
+// WithMetrics makes TaskInfo.Metric send "metrics" messages to the host.
+// goshelter's host records any metric; Storm's ShellBolt accepts only metrics a
+// Java subclass registered under that name and kills the worker otherwise, so by
+// default metrics are only logged at debug level.
+func WithMetrics() ServeOption {
+	return serveOption(func(o *serveOptions) { o.metrics = true })
+}
+
+// ErrNoComponent is wrapped by Serve's error when the handshake names a
+// component the topology does not have.
+var ErrNoComponent = errors.New("multilang: no such component")
+
+// Serve runs one component of topo as a Storm shell component over stdin and
+// stdout: it reads the handshake, creates the pid file, answers with the pid and
+// then runs the component named by the handshake's "componentid" until the host
+// closes stdin (Serve then returns nil), ctx ends, or the component fails.
+//
+// Spouts answer every command with sync; their message ids are the tree roots
+// (decimal strings). Bolts get every input as a tracked tuple whose ack and fail
+// go back to the host, emits anchored to the input being executed (or to
+// explicit anchors) and task-id replies turned off. A panic in a bolt's Execute
+// fails that input; a panic in a spout, or TaskInfo.Fail, ends Serve with an
+// error (the host then restarts the worker). The component's logger sends "log"
+// messages to the host; TaskInfo.Metric sends "metrics" only with [WithMetrics].
+//
+// Without [WithIO], Serve points os.Stdout at os.Stderr for the rest of the
+// process so that stray prints cannot break the protocol.
+func Serve(ctx context.Context, topo *dsl.Topology, opts ...ServeOption) error {
+	o := serveOptions{logger: zap.NewNop(), maxMessage: DefaultMaxMessage}
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	if o.in == nil {
+		o.in, o.out = os.Stdin, os.Stdout
+		os.Stdout = os.Stderr
+	}
+	s := &server{topo: topo, opts: o, out: &frameWriter{w: bufio.NewWriterSize(o.out, 64<<10)}, frames: NewFrameReader(o.in, o.maxMessage)}
+	s.posted.signal = make(chan struct{}, 1)
+	s.failure = make(chan error, 1)
+	return s.serve(ctx)
+}
+
+// server is one Serve call.
+type server struct {
+	topo   *dsl.Topology
+	opts   serveOptions
+	out    *frameWriter
+	frames *FrameReader
+	info   dsl.TaskInfo
+	// anchored tells, per stream, whether some subscriber of this component's
+	// stream is on an anchored edge: only then are its emits anchored (bolts)
+	// or tracked (spouts), as in goshelter's runtime.
+	anchored map[*dsl.Stream]bool
+	posted   controlQueue // functions given to TaskInfo.Post
+	failure  chan error   // TaskInfo.Fail
+}
+
+type inbound struct {
+	msg   *HostMessage
+	frame []byte
+	err   error
+}
+
+func (s *server) serve(ctx context.Context) error {
+	frame, err := s.frames.Next()
+	if err != nil {
+		return fmt.Errorf("multilang: reading the handshake: %w", err)
+	}
+	m, err := DecodeHost(frame)
+	if err == nil && m.Kind != KindHandshake {
+		err = fmt.Errorf("got a %q message", m.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("multilang: bad handshake %s: %w", Preview(frame), err)
+	}
+	c, err := s.setup(m.Handshake)
+	if err != nil {
+		_ = s.out.send(&Message{Kind: KindError, Msg: err.Error()})
+		_ = s.out.flush()
+		return err
+	}
+	in := make(chan inbound)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.readLoop(in, done)
+	}()
+	defer s.stopReading(&wg)
+	defer close(done)
+	if c.Kind == dsl.SpoutKind {
+		return s.runSpout(ctx, c, in)
+	}
+	return s.runBolt(ctx, c, in)
+}
+
+// stopReading ends the reader goroutine: an input given with WithIO that is an
+// io.Closer is closed, which ends a blocked read, and the reader is joined. The
+// process's own stdin cannot be interrupted that way; its reader ends with the
+// process, which is expected to exit when Serve returns.
+func (s *server) stopReading(wg *sync.WaitGroup) {
+	c, ok := s.opts.in.(io.Closer)
+	if !ok || s.opts.in == io.Reader(os.Stdin) {
+		return
+	}
+	_ = c.Close()
+	wg.Wait()
+}
+
+// readLoop decodes the host's messages on its own goroutine.
+func (s *server) readLoop(in chan<- inbound, done <-chan struct{}) {
+	for {
+		frame, err := s.frames.Next()
+		var item inbound
+		if err != nil {
+			item.err = err
+		} else if item.msg, err = DecodeHost(frame); err != nil {
+			item.err = fmt.Errorf("multilang: bad message from the host %s: %w", Preview(frame), err)
+		}
+		select {
+		case in <- item:
+		case <-done:
+			return
+		}
+		if item.err != nil {
+			return
+		}
+	}
+}
+
+// setup answers the handshake and builds the task's TaskInfo.
+func (s *server) setup(h *Handshake) (*dsl.Component, error) {
+	c := s.topo.Component(h.Context.ComponentID)
+	if c == nil {
+		return nil, fmt.Errorf("%w: topology %q has no component %q", ErrNoComponent, s.topo.Name, h.Context.ComponentID)
+	}
+	pid := os.Getpid()
+	if h.PidDir != "" {
+		f, err := os.Create(filepath.Join(h.PidDir, strconv.Itoa(pid)))
+		if err != nil {
+			return nil, fmt.Errorf("multilang: creating the pid file: %w", err)
+		}
+		f.Close()
+	}
+	if err := s.out.send(&Message{Kind: KindPid, Pid: pid}); err != nil {
+		return nil, err
+	}
+	if err := s.out.flush(); err != nil {
+		return nil, err
+	}
+	s.info = s.taskInfo(c, h)
+	s.anchored = map[*dsl.Stream]bool{}
+	for _, e := range s.topo.Edges {
+		if e.From == c && e.Anchored {
+			s.anchored[e.Stream] = true
+		}
+	}
+	return c, nil
+}
+
+func (s *server) taskInfo(c *dsl.Component, h *Handshake) dsl.TaskInfo {
+	var tasks []int
+	for id, comp := range h.Context.TaskToComponent {
+		if n, err := strconv.Atoi(id); err == nil && comp == c.ID {
+			tasks = append(tasks, n)
+		}
+	}
+	sort.Ints(tasks)
+	index := sort.SearchInts(tasks, h.Context.TaskID)
+	conf := dsl.Conf{}
+	for _, layer := range []map[string]any{s.topo.Conf, c.Conf, h.Conf} {
+		for k, v := range layer {
+			conf[k] = v
+		}
+	}
+	core := zapcore.NewTee(&hostCore{LevelEnabler: zap.DebugLevel, enc: newLogEncoder(), out: s.out}, s.opts.logger.Core())
+	log := zap.New(core).With(zap.String("component", c.ID), zap.Int("task", h.Context.TaskID))
+	return dsl.TaskInfo{
+		Topology: s.topo.Name, Component: c.ID, Task: h.Context.TaskID, Index: index,
+		Parallelism: max(len(tasks), 1), Settings: c.Settings, Conf: conf, Logger: log, Model: s.topo,
+		Metric: func(name string, v any) { s.metric(name, v) },
+		Post:   func(fn func(dsl.Collector)) { s.posted.push(fn) },
+		Fail: func(err error) {
+			select {
+			case s.failure <- err:
+			default:
+			}
+		},
+	}
+}
+
+func (s *server) metric(name string, v any) {
+	if !s.opts.metrics {
+		s.info.Logger.Debug("metric", zap.String("metric", name), zap.Any("value", v))
+		return
+	}
+	params, err := marshalValue(v)
+	if err != nil {
+		s.info.Logger.Warn("metric value cannot be sent as JSON", zap.String("metric", name), zap.Error(err))
+		return
+	}
+	_ = s.out.send(&Message{Kind: KindMetrics, Name: name, Params: params})
+}
+
+// wait returns the next host message, running posted functions meanwhile. It
+// flushes what was written before it blocks.
+func (s *server) wait(ctx context.Context, in <-chan inbound, run func(fn func(dsl.Collector))) (*HostMessage, error) {
+	for {
+		if fn, ok := s.posted.pop(); ok {
+			run(fn.(func(dsl.Collector)))
+			continue
+		}
+		if err := s.out.flush(); err != nil {
+			return nil, fmt.Errorf("multilang: writing to the host: %w", err)
+		}
+		select { // a failure wins over input that is already waiting
+		case err := <-s.failure:
+			return nil, fmt.Errorf("multilang: component %q task %d failed: %w", s.info.Component, s.info.Task, err)
+		default:
+		}
+		select {
+		case item := <-in:
+			if item.err != nil {
+				return nil, item.err
+			}
+			return item.msg, nil
+		case <-s.posted.signal:
+		case err := <-s.failure:
+			return nil, fmt.Errorf("multilang: component %q task %d failed: %w", s.info.Component, s.info.Task, err)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// frameWriter writes messages to the host; the component's logger may use it
+// from any goroutine.
+type frameWriter struct {
+	mu  sync.Mutex // mu guards w and buf
+	w   *bufio.Writer
+	buf []byte
+}
+
+func (f *frameWriter) send(v any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var err error
+	if f.buf, err = AppendFrame(f.buf[:0], v); err != nil {
+		return err
+	}
+	_, err = f.w.Write(f.buf)
+	return err
+}
+
+func (f *frameWriter) flush() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.w.Flush()
+}
+
+// endOfInput turns the host closing stdin into a clean end.
+func endOfInput(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,291 @@
+package multilang
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/goshelter/goshelter/dsl"
+	"go.uber.org/zap"
+)
+
+// idleSpoutPause is how long a served spout waits before answering a "next" in
+// which it had nothing to emit, as Storm asks of shell spouts.
+const idleSpoutPause = time.Millisecond
+
+// runSpout serves a spout: every command is answered by sync.
+func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
+	em := &servedSpout{s: s}
+	task, err := callSpout(func() dsl.SpoutTask { return c.Spout.NewTask(s.info) })
+	if err != nil {
+		return err
+	}
+	if o, ok := task.(dsl.SpoutOpener); ok {
+		o.Open(em)
+	}
+	run := func(fn func(dsl.Collector)) { fn(nil) }
+	for {
+		m, err := s.wait(ctx, in, run)
+		if err != nil {
+			return endOfInput(err)
+		}
+		if _, err := callSpout(func() struct{} { return em.handle(task, m) }); err != nil {
+			return err
+		}
+		if err := s.out.send(&Message{Kind: KindSync}); err != nil {
+			return err
+		}
+	}
+}
+
+// callSpout runs spout code, turning a panic into an error: a spout that
+// panicked cannot be trusted to go on.
+func callSpout[T any](fn func() T) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("multilang: spout panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return fn(), nil
+}
+
+// servedSpout is the SpoutEmitter of a served spout.
+type servedSpout struct {
+	s       *server
+	roots   uint64
+	emitted int
+}
+
+func (e *servedSpout) handle(task dsl.SpoutTask, m *HostMessage) struct{} {
+	switch m.Kind {
+	case KindNext:
+		e.emitted = 0
+		task.Next(e)
+		if e.emitted == 0 {
+			time.Sleep(idleSpoutPause)
+		}
+	case KindAck, KindFail:
+		root, err := strconv.ParseUint(m.ID.String(), 10, 64)
+		if err != nil {
+			e.s.info.Logger.Warn("host settled a message id this spout never emitted", zap.String("id", string(m.ID)))
+			break
+		}
+		if m.Kind == KindAck {
+			task.Ack(root)
+		} else {
+			task.Nack(root)
+		}
+	case KindActivate, KindDeactivate:
+		if a, ok := task.(dsl.Activator); ok {
+			if m.Kind == KindActivate {
+				a.Activate()
+			} else {
+				a.Deactivate()
+			}
+		}
+	default:
+		e.s.info.Logger.Warn("a spout got a message it does not understand", zap.String("kind", string(m.Kind)))
+	}
+	return struct{}{}
+}
+
+// Emit implements dsl.SpoutEmitter: a tracked tuple gets a fresh root as its
+// message id.
+func (e *servedSpout) Emit(tuple any, tracked bool) uint64 {
+	st, values := e.s.encode(tuple)
+	msg := &Message{Kind: KindEmit, Stream: st.Name, Tuple: values}
+	var root uint64
+	if tracked && e.s.anchored[st] {
+		e.roots++
+		root = e.roots
+		msg.ID = StringID(strconv.FormatUint(root, 10))
+	}
+	if err := e.s.out.send(msg); err != nil {
+		panic(err)
+	}
+	e.emitted++
+	return root
+}
+
+// encode names tuple's stream and encodes its values; it panics with a
+// *dsl.EmitError if the type is not a stream of the topology.
+func (s *server) encode(tuple any) (*dsl.Stream, []json.RawMessage) {
+	st := s.topo.StreamOf(reflect.TypeOf(tuple))
+	if st == nil {
+		panic(&dsl.EmitError{Component: s.info.Component, Stream: fmt.Sprintf("%T", tuple), Reason: "its type is not a stream of the topology (declare it with Streams)"})
+	}
+	vals := st.Values(tuple)
+	raw := make([]json.RawMessage, len(vals))
+	for i, v := range vals {
+		b, err := marshalValue(v)
+		if err != nil {
+			panic(&dsl.EmitError{Component: s.info.Component, Stream: st.Name, Reason: fmt.Sprintf("field %q cannot be sent as JSON: %v", st.Fields[i], err)})
+		}
+		raw[i] = b
+	}
+	return st, raw
+}
+
+func marshalValue(v any) (json.RawMessage, error) {
+	return json.Marshal(v)
+}
+
+// runBolt serves a bolt: inputs are executed one at a time, heartbeats answered.
+func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
+	b := &servedBolt{s: s, ids: map[uint64]string{}}
+	task, err := callSpout(func() dsl.BoltTask { return c.Bolt.NewTask(s.info) })
+	if err != nil {
+		return err
+	}
+	run := func(fn func(dsl.Collector)) { b.call(func() { fn(b) }, nil) }
+	for {
+		m, err := s.wait(ctx, in, run)
+		if err != nil {
+			return endOfInput(err)
+		}
+		if m.Kind != KindTuple {
+			s.info.Logger.Warn("a bolt got a message it does not understand", zap.String("kind", string(m.Kind)))
+			continue
+		}
+		if err := b.input(task, m.Tuple); err != nil {
+			return err
+		}
+	}
+}
+
+// servedBolt is the Collector of a served bolt. Inputs get local tuple ids
+// (TupleID.Edge) that map to the host's ids.
+type servedBolt struct {
+	s       *server
+	ids     map[uint64]string // open inputs: local id -> the host's id
+	next    uint64
+	current *dsl.Tuple // the input being executed
+}
+
+func (b *servedBolt) input(task dsl.BoltTask, t *Tuple) error {
+	if t.Stream == HeartbeatStream && t.Task == -1 {
+		return b.s.out.send(&Message{Kind: KindSync})
+	}
+	in, err := b.tuple(t)
+	if err != nil {
+		b.s.info.Logger.Error("input cannot be decoded; failing it", zap.String("id", t.ID), zap.Error(err))
+		return b.s.out.send(&Message{Kind: KindFail, ID: StringID(t.ID)})
+	}
+	b.current = &in
+	b.call(func() {
+		if err := task.Execute(in, b); err != nil {
+			b.s.info.Logger.Error("bolt failed its input", zap.String("stream", t.Stream), zap.Error(err))
+		}
+	}, &in)
+	b.current = nil
+	if in.IsTick() {
+		b.Ack(in) // goshelter's bolts do not settle ticks; the host holds them until acked
+	}
+	return nil
+}
+
+// call runs bolt code; a panic fails in (if given and still open) and is logged.
+func (b *servedBolt) call(fn func(), in *dsl.Tuple) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.s.info.Logger.Error("bolt panicked", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			if in != nil {
+				b.Fail(*in)
+			}
+		}
+	}()
+	fn()
+}
+
+// tuple turns the host's input into a goshelter tuple.
+func (b *servedBolt) tuple(t *Tuple) (dsl.Tuple, error) {
+	b.next++
+	in := dsl.Tuple{Source: t.Comp, Task: t.Task, ID: dsl.TupleID{Root: b.next, Edge: b.next}}
+	if t.Stream == TickStream && t.Comp == dsl.SystemComponent {
+		var rate int
+		if len(t.Values) > 0 {
+			_ = json.Unmarshal(t.Values[0], &rate)
+		}
+		in.Value, in.Stream = dsl.Tick{RateSecs: rate}, dsl.Ticks
+	} else {
+		st := b.streamNamed(t.Stream)
+		if st == nil {
+			return in, fmt.Errorf("stream %q is not a stream of topology %q", t.Stream, b.s.topo.Name)
+		}
+		v, err := decodeValues(st, t.Values)
+		if err != nil {
+			return in, err
+		}
+		in.Value, in.Stream = v, st
+	}
+	b.ids[b.next] = t.ID
+	return in, nil
+}
+
+func (b *servedBolt) streamNamed(name string) *dsl.Stream {
+	for _, st := range b.s.topo.Streams {
+		if st.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// Emit implements dsl.Emitter.
+func (b *servedBolt) Emit(tuple any) { b.emit(tuple, b.currentAnchors(), 0) }
+
+// EmitDirect implements dsl.Emitter.
+func (b *servedBolt) EmitDirect(task int, tuple any) { b.emit(tuple, b.currentAnchors(), task) }
+
+// EmitAnchored implements dsl.Collector.
+func (b *servedBolt) EmitAnchored(anchors []dsl.Tuple, tuple any) {
+	ids := make([]string, 0, len(anchors))
+	for _, a := range anchors {
+		if id, ok := b.ids[a.ID.Edge]; ok {
+			ids = append(ids, id)
+		}
+	}
+	b.emit(tuple, ids, 0)
+}
+
+func (b *servedBolt) currentAnchors() []string {
+	if b.current == nil {
+		return nil
+	}
+	if id, ok := b.ids[b.current.ID.Edge]; ok {
+		return []string{id}
+	}
+	return nil
+}
+
+func (b *servedBolt) emit(tuple any, anchors []string, direct int) {
+	st, values := b.s.encode(tuple)
+	if !b.s.anchored[st] {
+		anchors = nil
+	}
+	err := b.s.out.send(&Message{Kind: KindEmit, Stream: st.Name, Tuple: values, Anchors: anchors, Task: direct})
+	if err != nil {
+		panic(err)
+	}
+}
+
+// Ack implements dsl.Collector.
+func (b *servedBolt) Ack(in dsl.Tuple) { b.settle(in, KindAck) }
+
+// Fail implements dsl.Collector.
+func (b *servedBolt) Fail(in dsl.Tuple) { b.settle(in, KindFail) }
+
+func (b *servedBolt) settle(in dsl.Tuple, k Kind) {
+	id, ok := b.ids[in.ID.Edge]
+	if !ok {
+		return // settled already
+	}
+	delete(b.ids, in.ID.Edge)
+	if err := b.s.out.send(&Message{Kind: k, ID: StringID(id)}); err != nil {
+		panic(err)
+	}
+}

@@ -1,0 +1,250 @@
+package multilang
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/routing"
+	"go.uber.org/zap"
+)
+
+// Spout defines a spout whose tasks each run cmd as a child process speaking
+// Storm's synchronous shell spout protocol. The child's tuples become values of
+// T, the spout's output stream; the child emits them on Storm's "default" stream
+// (or under the id given with [Output], or T's stream name). Message ids may be
+// strings or numbers; each is acked or failed back to the child exactly once.
+func Spout[T any](cmd Command, opts ...Option) *dsl.SpoutSpec {
+	d := newDef(cmd, true, opts)
+	spec := &dsl.SpoutSpec{Output: reflect.TypeFor[T](), Reliable: true, Kind: "shell", NewTask: func(info dsl.TaskInfo) dsl.SpoutTask {
+		return newShellSpout(d, info)
+	}}
+	defs.Store(spec, d)
+	return spec
+}
+
+// shellSpout is one task of a shell spout. Every method runs on the task's
+// goroutine and, as in Storm, waits for the child's sync: the child is timed
+// (topology.subprocess.timeout.secs) only during that wait.
+type shellSpout struct {
+	def      *def
+	info     dsl.TaskInfo
+	log      *zap.Logger
+	child    *child
+	outputs  streams
+	inbox    chan *Message // emits and syncs, from the reader goroutine
+	e        dsl.SpoutEmitter
+	ids      map[uint64]ID // the child's message id of each open tree
+	deferred []ID          // ids to ack once the child synced: nothing tracks their tuples
+	dead     bool
+	failed   sync.Once
+}
+
+func newShellSpout(d *def, info dsl.TaskInfo) dsl.SpoutTask {
+	s := &shellSpout{def: d, info: info, log: info.Logger, inbox: make(chan *Message, 1024), ids: map[uint64]ID{}}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	hs, err := s.prepare()
+	if err == nil {
+		s.child, err = startChild(childConfig{
+			cmd: d.cmd, component: info.Component, task: info.Task, log: s.log, handshake: hs,
+			timeout: info.Settings.SubprocessTimeout, grace: d.grace, maxMessage: d.maxMessage,
+			onFrame: s.frame, onDeath: func(err *ChildError) { s.fail(err) },
+		})
+	}
+	if err != nil {
+		s.dead = true
+		s.fail(err)
+	}
+	return s
+}
+
+func (s *shellSpout) prepare() (*Handshake, error) {
+	topo := s.info.Model
+	if topo == nil {
+		return nil, fmt.Errorf("multilang: component %q: the runtime gave no topology model", s.info.Component)
+	}
+	c := topo.Component(s.info.Component)
+	if c == nil || c.Spout == nil {
+		return nil, fmt.Errorf("multilang: spout %q is not in topology %q", s.info.Component, topo.Name)
+	}
+	var err error
+	if s.outputs, err = resolveOutputs(s.def, topo, c); err != nil {
+		return nil, fmt.Errorf("multilang: component %q: %w", c.ID, err)
+	}
+	return &Handshake{Conf: StormConf(topo.Name, s.info.Conf, s.info.Settings), Context: NewContext(routing.Compile(topo), c, s.info.Task)}, nil
+}
+
+func (s *shellSpout) fail(err error) {
+	s.failed.Do(func() { s.info.Fail(err) })
+}
+
+// frame handles one message from the child on the reader goroutine.
+func (s *shellSpout) frame(c *child, frame []byte, _ bool) error {
+	m, err := Decode(frame)
+	if err != nil {
+		return c.protocolError(frame, err)
+	}
+	switch m.Kind {
+	case KindLog, KindError, KindMetrics:
+		report(s.log, s.info, m)
+		return nil
+	case KindEmit, KindSync:
+	default:
+		return c.protocolError(frame, fmt.Errorf("a spout may not send %q", m.Kind))
+	}
+	select {
+	case s.inbox <- m:
+		return nil
+	case <-c.stop:
+		return errors.New("stopped")
+	}
+}
+
+// Open implements dsl.SpoutOpener.
+func (s *shellSpout) Open(e dsl.SpoutEmitter) { s.e = e }
+
+// Next sends "next" and emits what the child emits until it syncs.
+func (s *shellSpout) Next(e dsl.SpoutEmitter) bool {
+	s.e = e
+	n := s.call(KindNext, "")
+	s.ackDeferred()
+	return n > 0
+}
+
+// Ack sends "ack" with the child's id for the tree.
+func (s *shellSpout) Ack(root uint64) { s.settle(root, KindAck) }
+
+// Nack sends "fail" with the child's id for the tree.
+func (s *shellSpout) Nack(root uint64) { s.settle(root, KindFail) }
+
+func (s *shellSpout) settle(root uint64, k Kind) {
+	id, ok := s.ids[root]
+	if !ok {
+		return
+	}
+	delete(s.ids, root)
+	s.call(k, id)
+	s.ackDeferred()
+}
+
+// Abandon forgets the open trees: the child, which owns their ids, is stopped
+// with the task.
+func (s *shellSpout) Abandon() {
+	clear(s.ids)
+	s.deferred = nil
+}
+
+// Activate sends "activate".
+func (s *shellSpout) Activate() {
+	s.call(KindActivate, "")
+	s.ackDeferred()
+}
+
+// Deactivate sends "deactivate".
+func (s *shellSpout) Deactivate() {
+	s.call(KindDeactivate, "")
+	s.ackDeferred()
+}
+
+// Close stops the child (see [child.Close]).
+func (s *shellSpout) Close() error {
+	if s.child == nil {
+		return nil
+	}
+	return s.child.Close()
+}
+
+// ackDeferred acks messages whose tuples nobody tracks, now that the child
+// waits for commands again.
+func (s *shellSpout) ackDeferred() {
+	for len(s.deferred) > 0 && !s.dead {
+		id := s.deferred[0]
+		s.deferred = s.deferred[1:]
+		s.call(KindAck, id)
+	}
+}
+
+// call sends a command and handles the child's emits until it syncs. It
+// returns how many tuples the child emitted.
+func (s *shellSpout) call(k Kind, id ID) (emitted int) {
+	if s.dead {
+		return 0
+	}
+	s.child.sendControl(spoutCommand{Command: k, ID: id})
+	start := time.Now()
+	timer := time.NewTimer(s.child.limit())
+	defer timer.Stop()
+	for {
+		select {
+		case m := <-s.inbox:
+			if m.Kind == KindSync {
+				return emitted
+			}
+			if err := s.emit(m); err != nil {
+				s.dead = true
+				data, _ := m.MarshalJSON()
+				s.child.die(&ProtocolError{Component: s.info.Component, Task: s.info.Task, Data: data, Err: err})
+				return emitted
+			}
+			emitted++
+		case <-timer.C:
+			waited := min(time.Since(start), s.child.silence())
+			if limit := s.child.limit(); waited < limit {
+				timer.Reset(limit - waited)
+				continue
+			}
+			s.dead = true
+			s.child.die(fmt.Errorf("%w: no sync %v after %q (%s)", ErrTimeout, waited.Round(time.Millisecond), k, s.child.limitName()))
+			return emitted
+		case <-s.child.Done():
+			s.dead = true
+			return emitted
+		}
+	}
+}
+
+func (s *shellSpout) emit(m *Message) error {
+	if m.Task != 0 {
+		return errors.New("direct emits from shell spouts are not supported")
+	}
+	st, ok := s.outputs[m.Stream]
+	if !ok {
+		return fmt.Errorf("emit on stream %q; the spout emits only %q", m.Stream, s.info.Model.StreamOf(s.info.Model.Component(s.info.Component).Spout.Output).Name)
+	}
+	v, err := decodeValues(st, m.Tuple)
+	if err != nil {
+		return err
+	}
+	if s.e == nil {
+		return errors.New("the runtime gave the spout no emitter")
+	}
+	tracked := !m.ID.IsZero()
+	var root uint64
+	if m.NeedTaskIDs {
+		te, ok := s.e.(dsl.SpoutTaskEmitter)
+		if !ok {
+			return errors.New("the runtime's emitter cannot report task ids (no dsl.SpoutTaskEmitter)")
+		}
+		var tasks []int
+		root, tasks = te.EmitTasks(v, tracked, nil)
+		if tasks == nil {
+			tasks = []int{}
+		}
+		s.child.sendControl(tasks)
+	} else {
+		root = s.e.Emit(v, tracked)
+	}
+	if tracked {
+		if root != 0 {
+			s.ids[root] = m.ID
+		} else {
+			s.deferred = append(s.deferred, m.ID)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package multilang
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/goshelter/goshelter/dsl"
+)
+
+// Shell tuples are JSON arrays; goshelter tuples are structs. The mapping is by
+// position: the i-th value fills the struct's i-th exported field (the stream's
+// i-th field), decoded by encoding/json into the field's type.
+
+// fieldIndexes caches the exported field indexes of stream types.
+var fieldIndexes sync.Map // reflect.Type -> []int
+
+func exportedFields(t reflect.Type) []int {
+	if v, ok := fieldIndexes.Load(t); ok {
+		return v.([]int)
+	}
+	var idx []int
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).IsExported() {
+			idx = append(idx, i)
+		}
+	}
+	fieldIndexes.Store(t, idx)
+	return idx
+}
+
+// decodeValues builds a tuple of stream s from a child's JSON values.
+func decodeValues(s *dsl.Stream, raw []json.RawMessage) (any, error) {
+	fields := exportedFields(s.Type)
+	if len(raw) != len(fields) {
+		return nil, fmt.Errorf("stream %q has %d fields %v but the tuple has %d values", s.Name, len(fields), s.Fields, len(raw))
+	}
+	v := reflect.New(s.Type).Elem()
+	for i, f := range fields {
+		if err := json.Unmarshal(raw[i], v.Field(f).Addr().Interface()); err != nil {
+			return nil, fmt.Errorf("stream %q field %q (%v): value %s: %v", s.Name, s.Fields[i], s.Type.Field(f).Type, Preview(raw[i]), err)
+		}
+	}
+	return v.Interface(), nil
+}
+
+// encodeValues returns a tuple's fields in order, for JSON.
+func encodeValues(s *dsl.Stream, tuple any) []any {
+	if s == nil {
+		return []any{}
+	}
+	return s.Values(tuple)
+}

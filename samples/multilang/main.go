@@ -1,0 +1,261 @@
+// Command multilang runs word count with a shell component: sentences (a
+// reliable Go spout) -> split (split.py, a Python shell bolt speaking Storm's
+// multilang protocol) -> count (a Go bolt). It stops after -duration, prints the
+// most frequent words, then a summary line.
+//
+//	go run ./samples/multilang -duration 5s
+//	go run ./samples/multilang -bolt-cmd "node my_split.js" -dir ./my-scripts
+//	go run ./samples/multilang -spout-cmd "python3 sentences.py" -dir samples/multilang
+//	go run ./samples/multilang -flux ./goshelter-multilang serve   # the Storm Flux definition
+//
+// The shell components follow Storm's starter examples: they emit on the
+// "default" stream, one field each (the sentence, the word). The same binary
+// serves its Go components to Storm when started as "multilang serve" (see
+// docs/STORM.md).
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/multilang"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+//go:embed split.py
+var splitPy []byte
+
+//go:embed sentences.py
+var sentencesPy []byte
+
+// Sentence and Word are the streams.
+type Sentence struct {
+	Text string `storm:"sentence"`
+}
+
+type Word struct {
+	Text string `storm:"word"`
+}
+
+var sentences = []string{
+	"the cow jumped over the moon",
+	"an apple a day keeps the doctor away",
+	"four score and seven years ago",
+	"snow white and the seven dwarfs",
+	"i am at two with nature",
+}
+
+// source is the Go sentence spout's per-task state: ids 1, 2, ... with failed
+// sentences replayed. Counters are shared by the tasks.
+type source struct {
+	next     int
+	inFlight map[int]string
+	replay   []int
+	counts   *counters
+}
+
+type counters struct{ emitted, acked, failed atomic.Int64 }
+
+func (s *source) Next() (int, Sentence, bool) {
+	var id int
+	if n := len(s.replay); n > 0 {
+		id, s.replay = s.replay[n-1], s.replay[:n-1]
+	} else {
+		s.next++
+		id = s.next
+		s.inFlight[id] = sentences[id%len(sentences)]
+	}
+	s.counts.emitted.Add(1)
+	return id, Sentence{s.inFlight[id]}, true
+}
+
+func (s *source) Ack(id int) {
+	delete(s.inFlight, id)
+	s.counts.acked.Add(1)
+}
+
+func (s *source) Nack(id int) {
+	s.replay = append(s.replay, id)
+	s.counts.failed.Add(1)
+}
+
+// tally is the count bolt's result, shared by its tasks.
+type tally struct {
+	mu     sync.Mutex // mu guards counts
+	counts map[string]int
+	total  int
+}
+
+func (t *tally) add(w string) {
+	t.mu.Lock()
+	t.counts[w]++
+	t.total++
+	t.mu.Unlock()
+}
+
+func (t *tally) words() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.total
+}
+
+func (t *tally) top(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	words := make([]string, 0, len(t.counts))
+	for w := range t.counts {
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool {
+		a, b := t.counts[words[i]], t.counts[words[j]]
+		return a > b || (a == b && words[i] < words[j])
+	})
+	out := make([]string, 0, n)
+	for _, w := range words[:min(n, len(words))] {
+		out = append(out, fmt.Sprintf("%-10s %d", w, t.counts[w]))
+	}
+	return out
+}
+
+// config is what the flags choose.
+type config struct {
+	boltCmd, spoutCmd multilang.Command
+	shellSpout        bool
+	counts            *counters
+	tally             *tally
+}
+
+func topology(c config) (*dsl.Topology, error) {
+	b := dsl.New("multilang-wordcount", dsl.Conf{dsl.MaxSpoutPending: 256})
+	b.Streams(Word{})
+	spout := dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Sentence] {
+		return &source{inFlight: map[int]string{}, counts: c.counts}
+	})
+	if c.shellSpout {
+		spout = multilang.Spout[Sentence](c.spoutCmd)
+	}
+	sentences := b.Spout("sentences", spout, dsl.Parallelism(2))
+	split := b.Bolt("split", multilang.Bolt(c.boltCmd, multilang.Output("default", Word{})), dsl.Parallelism(2))
+	count := b.Bolt("count", dsl.AutoAck(func(w Word, _ dsl.Emitter) error {
+		c.tally.add(w.Text)
+		return nil
+	}), dsl.Parallelism(2))
+	b.Anchored(sentences, split, dsl.Shuffle[Sentence]())
+	b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "word"))
+	return b.Build()
+}
+
+func main() {
+	duration := flag.Duration("duration", 10*time.Second, "how long to run before stopping")
+	boltCmd := flag.String("bolt-cmd", "", "command line of the split bolt (default: python3 with the shipped split.py)")
+	spoutCmd := flag.String("spout-cmd", "", "command line of a shell sentence spout replacing the Go one")
+	dir := flag.String("dir", "", "working directory of the shell components (default: a temporary directory holding the shipped scripts)")
+	flux := flag.Bool("flux", false, "print the Storm Flux definition that runs this binary (the arguments are its command line) and exit")
+	flag.Parse()
+	if err := run(*duration, *boltCmd, *spoutCmd, *dir, *flux, flag.Args()); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(duration time.Duration, boltLine, spoutLine, dir string, flux bool, args []string) error {
+	scripts, err := os.MkdirTemp("", "goshelter-multilang-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scripts)
+	if err := errors.Join(os.WriteFile(filepath.Join(scripts, "split.py"), splitPy, 0o644),
+		os.WriteFile(filepath.Join(scripts, "sentences.py"), sentencesPy, 0o644)); err != nil {
+		return err
+	}
+	c := config{boltCmd: multilang.Cmd("python3", filepath.Join(scripts, "split.py")), counts: &counters{}, tally: &tally{counts: map[string]int{}}}
+	if flux || (len(args) > 0 && args[0] == "serve") {
+		c.boltCmd = multilang.Cmd("python3", "split.py") // Storm runs it from the jar's resources
+	}
+	if boltLine != "" {
+		if c.boltCmd, err = multilang.ParseCommand(boltLine); err != nil {
+			return err
+		}
+	}
+	if spoutLine != "" {
+		c.shellSpout = true
+		if c.spoutCmd, err = multilang.ParseCommand(spoutLine); err != nil {
+			return err
+		}
+	}
+	if dir == "" {
+		dir = scripts
+	}
+	c.boltCmd, c.spoutCmd = c.boltCmd.InDir(dir), c.spoutCmd.InDir(dir)
+	topo, err := topology(c)
+	if err != nil {
+		return err
+	}
+	switch {
+	case flux:
+		return printFlux(topo, args)
+	case len(args) > 0 && args[0] == "serve":
+		return multilang.Serve(context.Background(), topo)
+	}
+	return runLocally(topo, c, duration)
+}
+
+func printFlux(topo *dsl.Topology, command []string) error {
+	if len(command) == 0 {
+		command = []string{"./goshelter-multilang", "serve"}
+	}
+	def, err := multilang.Flux(topo, command...)
+	if err != nil {
+		return err
+	}
+	out, err := def.YAML()
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(out)
+	return err
+}
+
+func runLocally(topo *dsl.Topology, c config, duration time.Duration) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	start := time.Now()
+	running, err := supervision.Run(ctx, topo, supervision.WithoutRestarts())
+	if err != nil {
+		return err
+	}
+	select {
+	case <-time.After(duration):
+	case <-ctx.Done():
+	case <-running.Done():
+		return running.Wait()
+	}
+	stats := running.Stats() // before Stop: a stopped topology has no current stats
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stopCancel()
+	if err := running.Stop(stopCtx); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	emitted, acked, failed := c.counts.emitted.Load(), c.counts.acked.Load(), c.counts.failed.Load()
+	if c.shellSpout { // the child keeps its own counts: report the runtime's
+		s := stats.Component("sentences")
+		emitted, acked, failed = s.Emitted, s.Acked, s.Failed
+	}
+	fmt.Println(strings.Join(c.tally.top(10), "\n"))
+	fmt.Printf("summary: emitted=%d acked=%d failed=%d words=%d elapsed=%s rate=%.0f/s\n",
+		emitted, acked, failed, c.tally.words(), elapsed.Round(time.Millisecond), float64(acked)/elapsed.Seconds())
+	return nil
+}

@@ -1,0 +1,359 @@
+package specs_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/multilang"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// The streams of the multilang specs. MLNumber and MLDoubled are also declared,
+// under the same names, by the Go runner in testdata/multilang/gorunner.
+type MLLine struct {
+	Text string `storm:"line"`
+}
+
+type MLWord struct {
+	Text string `storm:"word"`
+}
+
+type MLNumber struct{ N int }
+
+type MLDoubled struct{ N int }
+
+// scripts is the directory of the Python and Node test children.
+func scripts() string {
+	GinkgoHelper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "multilang"))
+	Expect(err).NotTo(HaveOccurred())
+	return dir
+}
+
+func python(args ...string) multilang.Command {
+	return multilang.Cmd("python3", append([]string{"-u"}, args...)...).InDir(scripts())
+}
+
+// childPids returns the pids of the children the host started, from its logs.
+func childPids(logs *observer.ObservedLogs) []int {
+	var pids []int
+	for _, e := range logs.FilterMessage("child started").All() {
+		pids = append(pids, int(e.ContextMap()["pid"].(int64)))
+	}
+	return pids
+}
+
+// expectReaped checks that every child is gone: not running, and not a zombie
+// either (kill(pid, 0) succeeds on a zombie).
+func expectReaped(pids []int) {
+	GinkgoHelper()
+	Expect(pids).NotTo(BeEmpty())
+	for _, pid := range pids {
+		Expect(syscall.Kill(pid, 0)).To(MatchError(syscall.ESRCH), "child %d is still there", pid)
+	}
+}
+
+// messages returns the logged messages at level.
+func messages(logs *observer.ObservedLogs, level zapcore.Level) []string {
+	var out []string
+	for _, e := range logs.All() {
+		if e.Level == level {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+// splitTopology is lines (a reliable Go spout) -> split (a shell bolt) -> sink.
+func splitTopology(name string, src *QueueSource[MLLine], cmd multilang.Command, words *Deliveries[MLWord], opts ...dsl.Option) *dsl.Topology {
+	b := dsl.New(name, dsl.Conf{dsl.AckerTasks: 2})
+	b.Streams(MLWord{})
+	lines := b.Spout("lines", src.Spec())
+	split := b.Bolt("split", multilang.Bolt(cmd, multilang.Output("default", MLWord{}), multilang.WithGracePeriod(300*time.Millisecond)), opts...)
+	sink := b.Bolt("sink", CaptureBolt(words))
+	b.Anchored(lines, split, dsl.Shuffle[MLLine]())
+	b.Anchored(split, sink, dsl.Shuffle[MLWord]())
+	return Build(b)
+}
+
+func texts(d *Deliveries[MLWord]) []string {
+	var out []string
+	for _, w := range d.All() {
+		out = append(out, w.Value.Text)
+	}
+	return out
+}
+
+// quickTimeout keeps heartbeat timeouts short: topology.subprocess.timeout.secs.
+var quickTimeout = dsl.WithConf(dsl.Conf{dsl.SubprocessTimeout: 600 * time.Millisecond})
+
+var _ = Describe("Multilang: shell components hosted by goshelter", Label("multilang"), func() {
+	var (
+		logsOpt supervision.Option
+		logs    *observer.ObservedLogs
+	)
+	BeforeEach(func() {
+		logsOpt, logs = ObserveLogs()
+		DeferCleanup(func() {
+			if CurrentSpecReport().Failed() { // the host's logs explain most failures
+				for _, e := range logs.All() {
+					fmt.Fprintf(GinkgoWriter, "%v %s %v\n", e.Level, e.Message, e.ContextMap())
+				}
+			}
+		})
+	})
+
+	Context("a Python bolt that behaves like Storm's official client", func() {
+		It("splits sentences, blocking for task ids after each emit, and every tree is acked; the child is reaped on stop", func() {
+			src := NewQueueSource(MLLine{"the cow jumped"}, MLLine{"over the moon"})
+			words := NewDeliveries[MLWord]()
+			r := Run(splitTopology("ml-python-split", src, python("bolt.py", "split"), words, dsl.Parallelism(2)), logsOpt)
+			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
+			Expect(texts(words)).To(ConsistOf("the", "cow", "jumped", "over", "the", "moon"))
+			Expect(src.Nacked()).To(BeEmpty())
+			Stop(r)
+			Expect(childPids(logs)).To(HaveLen(2))
+			expectReaped(childPids(logs))
+		})
+
+		It("emits directly to a task id it found in the handshake's context", func() {
+			src := NewQueueSource(MLLine{"straight to you"})
+			words := NewDeliveries[MLWord]()
+			b := dsl.New("ml-python-direct", nil)
+			b.Streams(MLWord{})
+			lines := b.Spout("lines", src.Spec())
+			split := b.Bolt("split", multilang.Bolt(python("bolt.py", "direct"), multilang.Output("default", MLWord{})))
+			sink := b.Bolt("sink", CaptureBolt(words), dsl.Parallelism(3))
+			b.Anchored(lines, split, dsl.Shuffle[MLLine]())
+			b.Anchored(split, sink, dsl.Direct[MLWord]())
+			r := Run(Build(b), logsOpt)
+			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			byTask := words.ByTask()
+			Expect(byTask).To(HaveLen(1))
+			Expect(byTask).To(HaveKeyWithValue(words.CreatedTasks()[2], ConsistOf(MLWord{"straight"}, MLWord{"to"}, MLWord{"you"})))
+			Stop(r)
+		})
+
+		It("logs at the child's levels, reports its errors and records its metrics in the task's stats", func() {
+			src := NewQueueSource(MLLine{"a b c"})
+			r := Run(splitTopology("ml-python-report", src, python("bolt.py", "report"), NewDeliveries[MLWord]()), logsOpt)
+			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Expect(messages(logs, zapcore.DebugLevel)).To(ContainElements("level 0 from python", "level 1 from python"))
+			Expect(messages(logs, zapcore.InfoLevel)).To(ContainElements("level 2 from python", "no level from python"))
+			Expect(messages(logs, zapcore.WarnLevel)).To(ContainElement("level 3 from python"))
+			Expect(messages(logs, zapcore.ErrorLevel)).To(ContainElements("level 4 from python", "shell component reported an error"))
+			Eventually(func() any { return r.Stats().Component("split").Metrics["words-seen"] }).Should(Equal(map[string]any{"count": float64(3)}))
+			Stop(r)
+		})
+
+		It("accepts an emit while the child initializes, before any input", func() {
+			src := NewQueueSource(MLLine{"x"})
+			words := NewDeliveries[MLWord]()
+			r := Run(splitTopology("ml-python-init", src, python("bolt.py", "init-emit"), words), logsOpt)
+			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Eventually(func() []string { return texts(words) }).Should(ConsistOf("hello-from-init", "x"))
+			Stop(r)
+		})
+
+		It("treats acks and fails of unknown ids as bad input: logged, not fatal", func() {
+			src := NewQueueSource(MLLine{"still working"})
+			words := NewDeliveries[MLWord]()
+			r := Run(splitTopology("ml-python-unknown", src, python("bolt.py", "unknown-ack"), words), logsOpt)
+			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Expect(texts(words)).To(ConsistOf("still", "working"))
+			unknown := logs.FilterMessage("child settled an unknown input id (bad input, ignored)").All()
+			Expect(unknown).To(HaveLen(2))
+			Expect(unknown[0].ContextMap()).To(HaveKeyWithValue("id", `"no-such-id"`))
+			Stop(r)
+		})
+
+		It("reads a flood on stderr on its own goroutine, so the child never blocks, and rate-limits its logging", func() {
+			src := NewQueueSource(MLLine{"one"}, MLLine{"two"}, MLLine{"three"})
+			r := Run(splitTopology("ml-python-flood", src, python("bolt.py", "flood"), NewDeliveries[MLWord]()), logsOpt)
+			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2, 3))
+			Stop(r)
+			Expect(logs.FilterMessage("child stderr").Len()).To(BeNumerically("<", 6000))
+			Expect(logs.FilterMessage("child stderr lines not logged (rate limit)").Len()).To(BeNumerically(">", 0))
+		})
+	})
+
+	Context("a Node bolt that behaves like Storm's official client", func() {
+		It("splits frames on the end line, anchors with a single string and acks asynchronously", func() {
+			src := NewQueueSource(MLLine{"snow white"}, MLLine{"and the seven dwarfs"})
+			words := NewDeliveries[MLWord]()
+			cmd := multilang.Cmd("node", "bolt.js").InDir(scripts())
+			r := Run(splitTopology("ml-node-split", src, cmd, words), logsOpt)
+			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
+			Expect(texts(words)).To(ConsistOf("SNOW", "WHITE", "AND", "THE", "SEVEN", "DWARFS"))
+			Stop(r)
+			expectReaped(childPids(logs))
+		})
+	})
+
+	Context("a Python spout", func() {
+		spoutTopology := func(name, mode string, n int, got *Deliveries[MLLine]) *dsl.Topology {
+			b := dsl.New(name, dsl.Conf{dsl.MaxSpoutPending: 4, dsl.AckerTasks: 1})
+			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", mode, fmt.Sprint(n))))
+			sink := b.Bolt("sink", CaptureBolt(got))
+			b.Anchored(numbers, sink, dsl.Shuffle[MLLine]())
+			return Build(b)
+		}
+
+		It("answers next, ack and activate with sync, and every numeric message id is acked back to it", func() {
+			got := NewDeliveries[MLLine]()
+			r := Run(spoutTopology("ml-python-spout", "count", 20, got), logsOpt)
+			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
+			Expect(got.Len()).To(Equal(20))
+			Expect(logs.FilterMessage("acked 20").Len()).To(Equal(1))
+			Stop(r)
+			expectReaped(childPids(logs))
+		})
+
+		It("may emit while initializing and use string message ids", func() {
+			got := NewDeliveries[MLLine]()
+			r := Run(spoutTopology("ml-python-spout-strings", "strings", 5, got), logsOpt)
+			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
+			Expect(logs.FilterMessage("acked m-0").Len()).To(Equal(1))
+			Expect(got.Len()).To(Equal(6))
+			Stop(r)
+		})
+	})
+
+	Context("misbehaving children fail their task; their inputs are nacked and the child is reaped", func() {
+		// failing runs the split topology without restarts and returns why it ended.
+		failing := func(name, mode string, opts ...dsl.Option) (*QueueSource[MLLine], error) {
+			src := NewQueueSource(MLLine{"doomed input"})
+			r := Run(splitTopology(name, src, python("bolt.py", mode), NewDeliveries[MLWord](), opts...), logsOpt, supervision.WithoutRestarts())
+			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
+			return src, r.Wait()
+		}
+
+		It("a child that never answers is failed by the heartbeat timeout", func() {
+			src, err := failing("ml-silent", "silent", quickTimeout)
+			var ce *multilang.ChildError
+			Expect(errors.As(err, &ce)).To(BeTrue(), "got %v", err)
+			Expect(ce.Component).To(Equal("split"))
+			Expect(err).To(MatchError(multilang.ErrTimeout))
+			Expect(src.Nacked()).To(ConsistOf(1))
+			expectReaped(childPids(logs))
+		})
+
+		It("a child that dies mid-tuple fails the task with its exit status and stderr", func() {
+			src, err := failing("ml-die", "die")
+			var ce *multilang.ChildError
+			Expect(errors.As(err, &ce)).To(BeTrue(), "got %v", err)
+			Expect(err).To(MatchError(multilang.ErrExited))
+			Expect(ce.Exit).To(Equal("exit status 3"))
+			Expect(ce.Stderr).To(ContainSubstring("dying on purpose"))
+			Expect(src.Nacked()).To(ConsistOf(1))
+			expectReaped(childPids(logs))
+		})
+
+		It("a child that writes garbage fails the task with an error naming the component and the data", func() {
+			src, err := failing("ml-garbage", "garbage")
+			var pe *multilang.ProtocolError
+			Expect(errors.As(err, &pe)).To(BeTrue(), "got %v", err)
+			Expect(pe.Component).To(Equal("split"))
+			Expect(string(pe.Data)).To(Equal("this is not json"))
+			Expect(err.Error()).To(ContainSubstring(`"this is not json"`))
+			Expect(src.Nacked()).To(ConsistOf(1))
+			expectReaped(childPids(logs))
+		})
+
+		It("a spout child that hangs in next is failed once it has not synced within the timeout", func() {
+			b := dsl.New("ml-hang", dsl.Conf{dsl.SubprocessTimeout: 600 * time.Millisecond})
+			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "hang")))
+			b.Anchored(numbers, b.Bolt("sink", CaptureBolt(NewDeliveries[MLLine]())), dsl.Shuffle[MLLine]())
+			r := Run(Build(b), logsOpt, supervision.WithoutRestarts())
+			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
+			Expect(r.Wait()).To(MatchError(multilang.ErrTimeout))
+			Expect(r.Wait().Error()).To(ContainSubstring(`after "next"`))
+			expectReaped(childPids(logs))
+		})
+
+		It("a child that ignores the termination signal is killed after the grace period", func() {
+			src := NewQueueSource(MLLine{"stubborn"})
+			r := Run(splitTopology("ml-ignore-term", src, python("bolt.py", "ignore-term"), NewDeliveries[MLWord]()), logsOpt)
+			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Stop(r)
+			Expect(logs.FilterMessage("child ignored the termination signal; killing it").Len()).To(Equal(1))
+			expectReaped(childPids(logs))
+		})
+
+		It("a failed child's topology is restarted under supervision with a fresh child", func() {
+			src := NewQueueSource(MLLine{"doomed"})
+			r := Run(splitTopology("ml-restart", src, python("bolt.py", "die"), NewDeliveries[MLWord]()), logsOpt,
+				supervision.WithBackoff(time.Millisecond, time.Millisecond), supervision.WithMaxRestarts(1))
+			Eventually(func() int { return r.Stats().Incarnation }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(2))
+			src.Push(MLLine{"doomed too"})
+			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
+			Expect(r.Wait()).To(MatchError(supervision.ErrGaveUp))
+			Expect(childPids(logs)).To(HaveLen(2))
+			expectReaped(childPids(logs))
+		})
+	})
+})
+
+var _ = Describe("Multilang: goshelter's runner serving Go components to goshelter's host", Label("multilang"), Ordered, func() {
+	var runner string
+	BeforeAll(func() {
+		dir := GinkgoT().TempDir()
+		runner = filepath.Join(dir, "gorunner")
+		build := exec.Command("go", "build", "-o", runner, "./testdata/multilang/gorunner")
+		build.Stderr = GinkgoWriter
+		Expect(build.Run()).To(Succeed())
+	})
+
+	It("runs a Go spout and a Go bolt as subprocesses, with a full round trip of acks", func() {
+		logsOpt, logs := ObserveLogs()
+		got := NewDeliveries[MLDoubled]()
+		b := dsl.New("ml-go-runner", dsl.Conf{"ml.count": 20, dsl.AckerTasks: 2})
+		b.Streams(MLDoubled{})
+		numbers := b.Spout("numbers", multilang.Spout[MLNumber](multilang.Cmd(runner, "serve")))
+		double := b.Bolt("double", multilang.Bolt(multilang.Cmd(runner, "serve")), dsl.Parallelism(2))
+		sink := b.Bolt("sink", CaptureBolt(got))
+		b.Anchored(numbers, double, dsl.Shuffle[MLNumber]())
+		b.Anchored(double, sink, dsl.Shuffle[MLDoubled]())
+		r := Run(Build(b), logsOpt)
+		Eventually(func() []string {
+			var out []string
+			for _, m := range messages(logs, zapcore.InfoLevel) {
+				out = append(out, strings.SplitN(m, "\t", 2)[0])
+			}
+			return out
+		}).WithTimeout(Scaled(15 * time.Second)).Should(ContainElement("done"))
+		var doubled []int
+		for _, d := range got.All() {
+			doubled = append(doubled, d.Value.N)
+		}
+		Expect(doubled).To(HaveLen(20))
+		Expect(doubled).To(ContainElements(2, 40))
+		Expect(r.Stats().Component("double").Metrics).To(HaveKey("seen"))
+		Stop(r)
+		Expect(childPids(logs)).To(HaveLen(3))
+		expectReaped(childPids(logs))
+	})
+
+	It("exits with an error when the handshake names a component the binary does not have", func() {
+		cmd := exec.Command(runner, "serve")
+		cmd.Stdin = strings.NewReader(`{"conf":{},"pidDir":"` + os.TempDir() + `","context":{"componentid":"nope","taskid":1,"task->component":{"1":"nope"}}}` + "\nend\n")
+		var out strings.Builder
+		cmd.Stdout = &out
+		err := cmd.Run()
+		Expect(err).To(HaveOccurred())
+		Expect(out.String()).To(ContainSubstring(`"command":"error"`))
+		Expect(out.String()).To(ContainSubstring(`no component \"nope\"`))
+	})
+})

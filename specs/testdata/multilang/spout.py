@@ -1,0 +1,57 @@
+"""Shell spouts for goshelter's multilang specs: python3 spout.py MODE N.
+
+Modes:
+  count   emits the numbers 1..N as sentences "n", with numeric message ids,
+          replays failed ones, logs "acked <id>" for every ack and "done" when
+          every number was acked
+  strings like count, with string message ids, and an emit while initializing
+  hang    answers the handshake and activate, then never answers "next"
+"""
+import sys
+import time
+
+import stormlike
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "count"
+total = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+
+
+class Numbers(stormlike.Spout):
+    def initialize(self, conf, context):
+        self.next_n = 1
+        self.replay = []
+        self.acked = set()
+        if mode == "strings":
+            stormlike.emit(["0"], msg_id="m-0")
+
+    def msg_id(self, n):
+        return "m-%d" % n if mode == "strings" else n
+
+    def next_tuple(self):
+        if mode == "hang":
+            time.sleep(3600)
+        if self.replay:
+            n = self.replay.pop()
+        elif self.next_n <= total:
+            n = self.next_n
+            self.next_n += 1
+        else:
+            time.sleep(0.01)
+            return
+        stormlike.emit([str(n)], msg_id=self.msg_id(n))
+
+    def ack(self, msg_id):
+        self.acked.add(msg_id)
+        stormlike.log("acked %s" % msg_id)
+        if len(self.acked) == total + (1 if mode == "strings" else 0):
+            stormlike.log("done")
+
+    def fail(self, msg_id):
+        n = int(str(msg_id).replace("m-", ""))
+        self.replay.append(n)
+
+
+try:
+    Numbers().run()
+except EOFError:
+    pass
