@@ -94,11 +94,34 @@ func (b *boltTask) system(v any) {
 // once before and once after them all.
 func (b *boltTask) executeAll(tuples []dsl.Tuple) {
 	start := time.Now()
-	for i := range tuples {
-		b.execute(tuples[i], start)
+	for i := 0; i < len(tuples); {
+		i = b.executeFrom(tuples, i, start)
 	}
 	b.stats.Executed.Add(int64(len(tuples)))
 	b.stats.ExecuteNanos.Add(int64(time.Since(start)))
+}
+
+// executeFrom executes tuples[i:] and returns how far it got: all of them, or up to
+// and including one whose user code panicked. It is the one place user bolt code
+// runs, and its recover is the one boundary for it: a panic fails that input only.
+// Recovering here rather than per tuple keeps the defer off the per-tuple path.
+func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (next int) {
+	next = i
+	defer func() {
+		if r := recover(); r != nil {
+			t := tuples[next]
+			b.Fail(t)
+			b.lat.end()
+			b.anchored = false
+			b.log.Error("bolt failed its input", zap.String("stream", streamName(t)),
+				zap.Error(fmt.Errorf("panic: %v\n%s", r, debug.Stack())))
+			next++
+		}
+	}()
+	for ; next < len(tuples); next++ {
+		b.execute(tuples[next], received)
+	}
+	return next
 }
 
 func (b *boltTask) execute(t dsl.Tuple, received time.Time) {
@@ -107,22 +130,11 @@ func (b *boltTask) execute(t dsl.Tuple, received time.Time) {
 	}
 	b.current[0], b.anchored = t.ID, t.ID.Tracked()
 	b.lat.begin(t.ID.Edge, received)
-	if err := b.call(t); err != nil {
+	if err := b.impl.Execute(t, b); err != nil {
 		b.log.Error("bolt failed its input", zap.String("stream", streamName(t)), zap.Error(err))
 	}
 	b.lat.end()
 	b.anchored = false
-}
-
-// call is the one place user bolt code runs: a panic fails the input.
-func (b *boltTask) call(t dsl.Tuple) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
-			b.Fail(t)
-		}
-	}()
-	return b.impl.Execute(t, b)
 }
 
 func streamName(t dsl.Tuple) string {

@@ -56,5 +56,16 @@ func (t *tracer) emit(out bool, msg any) {
 	}
 }
 
-func (t *tracer) in(msg any)  { t.emit(false, msg) }
-func (t *tracer) out(msg any) { t.emit(true, msg) }
+// in and out cost a nil check when tracing is off; callers that would build a
+// message with fields (and so allocate) check on() first.
+func (t *tracer) in(msg any) {
+	if t.on() {
+		t.emit(false, msg)
+	}
+}
+
+func (t *tracer) out(msg any) {
+	if t.on() {
+		t.emit(true, msg)
+	}
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCases runs every case briefly: each must move tuples, record latency when
+// acked, and stop cleanly. It checks the instrument, not performance.
+func TestCases(t *testing.T) {
+	short := timing{warmup: 20 * time.Millisecond, measure: 80 * time.Millisecond}
+	for _, rs := range cases() {
+		t.Run(rs.name(), func(t *testing.T) {
+			s := setup{shape: rs.shape, acked: rs.acked, pending: 512, ackers: 1, spoutWait: defaultSpoutWait}
+			r := measure(rs.system, rs.start, s, short)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.tuples == 0 {
+				t.Fatal("no tuples")
+			}
+			if rs.acked && r.samples == 0 {
+				t.Error("acked run recorded no latency")
+			}
+			if r.nacks != 0 {
+				t.Errorf("%d nacks", r.nacks)
+			}
+			if rs.half {
+				s.rate = 20000
+				h := measure(rs.system, rs.start, s, short)
+				if h.err != nil {
+					t.Fatal(h.err)
+				}
+				if got := h.rate(); got > 30000 {
+					t.Errorf("paced at 20k tuples/s, ran at %.0f", got)
+				}
+			}
+		})
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	var h histogram
+	for i := 1; i <= 1000; i++ {
+		h.record(time.Duration(i) * time.Microsecond)
+	}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 500 * time.Microsecond}, {0.99, 990 * time.Microsecond}, {0.999, 999 * time.Microsecond}} {
+		got := h.quantile(c.q)
+		if d := float64(got-c.want) / float64(c.want); d < -0.04 || d > 0.04 {
+			t.Errorf("quantile(%v) = %v, want %v within 4%%", c.q, got, c.want)
+		}
+	}
+	for v := uint64(0); v < 1<<20; v += 7 {
+		if b := bucketValue(bucketOf(v)); float64(b) < float64(v)*0.96 || float64(b) > float64(v)*1.04+1 {
+			t.Fatalf("value %d lands in bucket of %d", v, b)
+		}
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	if !(*limiter)(nil).take() {
+		t.Fatal("a nil limiter must never limit")
+	}
+	l := newLimiter(1000)
+	l.start = l.start.Add(-100 * time.Millisecond)
+	n := 0
+	for l.take() {
+		n++
+	}
+	if n < 95 || n > 110 {
+		t.Fatalf("100 ms at 1000/s granted %d", n)
+	}
+}

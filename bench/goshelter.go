@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// Event is the benchmark tuple. It holds one pointer, so boxing it into the
+// Emit(any) interface does not allocate: the allocations measured are the
+// runtime's own. (A value struct of 8 bytes or more costs the emitter one small
+// allocation per Emit; the word count below pays that for its strings.)
+type Event struct {
+	Body *Body `storm:"body"`
+}
+
+// Relay is what the middle bolt emits: the same body on a stream of its own.
+type Relay struct {
+	Body *Body `storm:"body"`
+}
+
+// Body is the immutable payload every tuple points to.
+type Body struct {
+	Key  uint64
+	Text string
+}
+
+var body = &Body{Key: 42, Text: "benchmark"}
+
+// Sentence and Word are the word count's streams.
+type Sentence struct {
+	Text string `storm:"sentence"`
+}
+
+type Word struct {
+	Text string `storm:"word"`
+}
+
+var sentences = []string{
+	"the cow jumped over the moon",
+	"an apple a day keeps the doctor away",
+	"four score and seven years ago",
+	"snow white and the seven dwarfs",
+	"i am at two with nature",
+}
+
+// eachWord calls fn for every space-separated word of s without allocating.
+func eachWord(s string, fn func(string)) {
+	start := -1
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' {
+			if start >= 0 {
+				fn(s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		fn(s[start:])
+	}
+}
+
+// eventSource is the reliable spout's source: message ids are the emit stamp of
+// sampled tuples (0 for the others), so Ack turns an id into a latency at no cost.
+type eventSource struct {
+	p   *probe
+	lim *limiter
+	seq uint64
+}
+
+func (e *eventSource) Next() (int64, Event, bool) {
+	if !e.lim.take() {
+		return 0, Event{}, false
+	}
+	e.seq++
+	var id int64
+	if e.seq%sampleEvery == 0 {
+		id = stamp()
+	}
+	return id, Event{Body: body}, true
+}
+
+func (e *eventSource) Ack(id int64) {
+	if id != 0 {
+		e.p.lat.record(time.Duration(stamp() - id))
+	}
+}
+
+func (e *eventSource) Nack(int64) { e.p.nacks.Add(1) }
+
+// sinkBolt counts its inputs and acks them.
+func sinkBolt[T any](p *probe) *dsl.BoltSpec {
+	return dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[T] {
+		t := p.tally()
+		return dsl.HandlerFunc[T](func(T, dsl.Emitter) error {
+			t.inc()
+			return nil
+		})
+	})
+}
+
+func goshelterConf(s setup) dsl.Conf {
+	return dsl.Conf{
+		dsl.MaxSpoutPending: s.pending,
+		dsl.AckerTasks:      s.ackers,
+		dsl.SpoutWait:       s.spoutWait,
+		dsl.BatchSize:       batchSize,
+	}
+}
+
+// goshelterTopology builds the pipeline for s: reliable spout and anchored edges
+// when acked, an unreliable spout and unanchored edges otherwise.
+func goshelterTopology(s setup) (*dsl.Topology, error) {
+	b := dsl.New("bench", goshelterConf(s))
+	if s.shape == wordCount {
+		return wordCountTopology(b, s)
+	}
+	var spout dsl.ComponentID
+	edge := b.Unanchored
+	if s.acked {
+		edge = b.Anchored
+		spout = b.Spout("spout", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int64, Event] {
+			return &eventSource{p: s.probe, lim: newLimiter(s.rate)}
+		}))
+	} else {
+		spout = b.Spout("spout", dsl.UnreliableFrom(func(dsl.TaskInfo) func() (Event, bool) {
+			lim := newLimiter(s.rate)
+			return func() (Event, bool) { return Event{Body: body}, lim.take() }
+		}))
+	}
+	if s.shape == oneHop {
+		edge(spout, b.Bolt("null", sinkBolt[Event](s.probe)), dsl.Shuffle[Event]())
+		return b.Build()
+	}
+	b.Streams(Relay{})
+	relay := b.Bolt("relay", dsl.AutoAck(func(e Event, out dsl.Emitter) error {
+		out.Emit(Relay(e))
+		return nil
+	}))
+	edge(spout, relay, dsl.Shuffle[Event]())
+	edge(relay, b.Bolt("null", sinkBolt[Relay](s.probe)), dsl.Shuffle[Relay]())
+	return b.Build()
+}
+
+// wordCountTopology is sentences -> split (shuffle) -> count (fields on the
+// word, 2 tasks), unreliable and unanchored.
+func wordCountTopology(b *dsl.Builder, s setup) (*dsl.Topology, error) {
+	b.Streams(Word{})
+	spout := b.Spout("sentences", dsl.UnreliableFrom(func(dsl.TaskInfo) func() (Sentence, bool) {
+		i := 0
+		return func() (Sentence, bool) {
+			i++
+			return Sentence{sentences[i%len(sentences)]}, true
+		}
+	}))
+	split := b.Bolt("split", dsl.AutoAck(func(s Sentence, out dsl.Emitter) error {
+		eachWord(s.Text, func(w string) { out.Emit(Word{w}) })
+		return nil
+	}))
+	count := b.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
+		t := s.probe.tally()
+		counts := map[string]int{}
+		return dsl.HandlerFunc[Word](func(w Word, _ dsl.Emitter) error {
+			counts[w.Text]++
+			t.inc()
+			return nil
+		})
+	}), dsl.Parallelism(2))
+	b.Unanchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Unanchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "word"))
+	return b.Build()
+}
+
+type goshelterPipe struct{ r *supervision.Running }
+
+func startGoshelter(s setup) (pipeline, error) {
+	topo, err := goshelterTopology(s)
+	if err != nil {
+		return nil, err
+	}
+	r, err := supervision.Run(context.Background(), topo,
+		supervision.WithoutRestarts(), supervision.WithDrainTimeout(10*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	return goshelterPipe{r}, nil
+}
+
+func (g goshelterPipe) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := g.r.Stop(ctx)
+	if errors.Is(err, supervision.ErrStopped) {
+		return fmt.Errorf("the topology stopped by itself: %w", g.r.Wait())
+	}
+	return err
+}

@@ -1,0 +1,199 @@
+// Command bench measures goshelter's data path in one process against the limit
+// (the same pipelines hand-written with Go channels; chan+tuple is the same with
+// goshelter's tuple representation), the framework floor (bare protoactor-go
+// actors) and a peer (watermill's router on its gochannel pub/sub).
+//
+// It prints one table row per run, a check of the performance targets, and
+// ends with one line:
+//
+//	ratios: unacked_vs_limit=X acked_vs_unacked=Y acked_vs_watermill=Z
+//
+// # Usage
+//
+//	cd bench && go run . -quick          # every case, about 30 s
+//	cd bench && go run . -duration 5s -count 3   # the full run docs/BENCHMARKS.md reports
+//	cd bench && go run . -soak 60s       # heap flatness over a long full-speed run
+//	cd bench && go run . -only 'goshelter acked' -cpuprofile cpu.out
+package main
+
+import (
+	"cmp"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"time"
+)
+
+// config is the command line.
+type config struct {
+	quick      bool
+	duration   time.Duration
+	warmup     time.Duration
+	count      int
+	only       string
+	pending    int
+	ackers     int
+	cpuprofile string
+	memprofile string
+	soak       time.Duration
+	soakCase   string
+	markdown   bool
+	spoutWait  time.Duration
+	load       float64
+}
+
+func parseFlags() config {
+	var c config
+	flag.BoolVar(&c.quick, "quick", false, "short runs (1 s each, 0.3 s warm-up): the whole suite in under a minute")
+	flag.DurationVar(&c.duration, "duration", 5*time.Second, "measured time per case")
+	flag.DurationVar(&c.warmup, "warmup", time.Second, "unmeasured time per case before measuring")
+	flag.IntVar(&c.count, "count", 1, "runs per full-speed case; the table shows the median by tuples/s (the machine is shared: more runs, less noise)")
+	flag.StringVar(&c.only, "only", "", "run only cases whose name matches this regexp (e.g. 'goshelter|chan')")
+	flag.IntVar(&c.pending, "pending", 4096, "max pending tuples per spout in acked runs (all systems)")
+	flag.IntVar(&c.ackers, "ackers", 1, "goshelter acker tasks")
+	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file")
+	flag.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile to this file at the end")
+	flag.DurationVar(&c.soak, "soak", 0, "run the soak instead of the table: one case at full speed for this long, checking heap flatness")
+	flag.StringVar(&c.soakCase, "soak-case", "acked", "soak case: acked or unacked (goshelter spout->bolt->null) or wordcount")
+	flag.DurationVar(&c.spoutWait, "spout-wait", defaultSpoutWait, "how long a paced spout sleeps when ahead of its rate, in every system")
+	flag.Float64Var(&c.load, "load", 0.5, "the paced runs' rate as a fraction of the full-speed rate")
+	flag.BoolVar(&c.markdown, "markdown", false, "print the table as Markdown (for docs/BENCHMARKS.md)")
+	flag.Parse()
+	if c.quick {
+		c.duration, c.warmup = time.Second, 300*time.Millisecond
+	}
+	return c
+}
+
+// runSpec is one case of the table.
+type runSpec struct {
+	system string
+	start  starter
+	shape  shape
+	acked  bool
+	half   bool // also run paced at -load (50%) of the full-speed rate, for latency
+}
+
+func (r runSpec) name() string {
+	res := result{system: r.system, shape: r.shape, acked: r.acked}
+	return res.name()
+}
+
+func cases() []runSpec {
+	return []runSpec{
+		{"chan", startChan, oneHop, false, false},
+		{"chan", startChan, twoHop, false, false},
+		{"chan", startChan, oneHop, true, true},
+		{"chan", startChan, twoHop, true, true},
+		{"chan", startChan, wordCount, false, false},
+		{"chan+tuple", startChanTuple, oneHop, false, false},
+		{"chan+tuple", startChanTuple, twoHop, false, false},
+		{"protoactor", startFloor, oneHop, false, false},
+		{"protoactor", startFloor, twoHop, false, false},
+		{"goshelter", startGoshelter, oneHop, false, false},
+		{"goshelter", startGoshelter, twoHop, false, false},
+		{"goshelter", startGoshelter, oneHop, true, true},
+		{"goshelter", startGoshelter, twoHop, true, true},
+		{"goshelter", startGoshelter, wordCount, false, false},
+		{"watermill", startWatermill, oneHop, true, true},
+		{"watermill", startWatermill, twoHop, true, true},
+	}
+}
+
+func main() {
+	c := parseFlags()
+	os.Exit(run(c))
+}
+
+func run(c config) int {
+	if c.cpuprofile != "" {
+		f, err := os.Create(c.cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
+	}
+	defer writeMemProfile(c.memprofile)
+	if c.soak > 0 {
+		return soak(c)
+	}
+	only, err := regexp.Compile(c.only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bad -only:", err)
+		return 2
+	}
+	fmt.Printf("bench: GOMAXPROCS=%d %s, %v per case after %v warm-up, median of %d, batch %d, max pending %d, goshelter ackers %d, spout wait %v\n",
+		runtime.GOMAXPROCS(0), runtime.Version(), c.duration, c.warmup, max(c.count, 1), batchSize, c.pending, c.ackers, c.spoutWait)
+	t := timing{warmup: c.warmup, measure: c.duration}
+	var results []result
+	for _, rs := range cases() {
+		if !only.MatchString(rs.name()) {
+			continue
+		}
+		s := setup{shape: rs.shape, acked: rs.acked, pending: c.pending, ackers: c.ackers, spoutWait: c.spoutWait}
+		full := median(rs, s, t, c.count)
+		results = append(results, full)
+		if rs.half && full.err == nil {
+			s.rate, s.load = full.rate()*c.load, c.load
+			results = append(results, runOne(rs, s, t))
+		}
+	}
+	printTable(os.Stdout, results, c.markdown)
+	printTargets(os.Stdout, results)
+	fmt.Println(ratiosLine(results))
+	for _, r := range results {
+		if r.err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+func runOne(rs runSpec, s setup, t timing) result {
+	load := "full speed"
+	if s.rate > 0 {
+		load = fmt.Sprintf("%.0f tuples/s", s.rate)
+	}
+	fmt.Fprintf(os.Stderr, "running %s at %s...\n", rs.name(), load)
+	return measure(rs.system, rs.start, s, t)
+}
+
+// median runs a case count times and returns the run with the median rate
+// (the first failed run, if any fails).
+func median(rs runSpec, s setup, t timing, count int) result {
+	var runs []result
+	for range max(count, 1) {
+		r := runOne(rs, s, t)
+		if r.err != nil {
+			return r
+		}
+		runs = append(runs, r)
+	}
+	slices.SortFunc(runs, func(a, b result) int { return cmp.Compare(a.rate(), b.rate()) })
+	return runs[len(runs)/2]
+}
+
+func writeMemProfile(path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+}
