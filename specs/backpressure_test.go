@@ -68,6 +68,7 @@ var _ = Describe("Tiny rings under full load", Label("backpressure-deadlock"), f
 
 		r, err := supervision.Run(context.Background(), topo, supervision.WithoutRestarts())
 		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stopQuietly, r)
 
 		By("running at full speed: acks keep arriving, second after second")
 		for i := 0; i < 3; i++ {
