@@ -24,14 +24,22 @@ func (t *Topology) stop(ctx context.Context) error {
 	var errs []error
 	order := t.activationOrder()
 	ackers, bolts, spouts, system := order[0], order[1], order[2], order[3]
-	deact := func(done chan struct{}) any { return deactivate{done} }
+	// A task that fails while the incarnation stops breaks it (the host reports
+	// the failure); the stop then goes on without waiting for that task.
+	deact := func(group []int) error {
+		err := t.signal(ctx, group, func(done chan struct{}) any { return deactivate{done} })
+		if errors.Is(err, ErrBroken) {
+			return nil
+		}
+		return err
+	}
 	healthy := !t.isBroken()
 	if healthy {
-		errs = append(errs, t.signal(ctx, system, deact), t.signal(ctx, spouts, deact))
+		errs = append(errs, deact(system), deact(spouts))
 		if errs[0] == nil && errs[1] == nil {
 			t.drain(ctx)
 		}
-		errs = append(errs, t.signal(ctx, bolts, deact))
+		errs = append(errs, deact(bolts))
 	}
 	for _, b := range t.inc.boxes {
 		b.close() // wake senders parked on full rings

@@ -43,8 +43,9 @@ type Running struct {
 	done     chan struct{}
 	err      error // final result, set before done closes
 
-	mu          sync.Mutex // mu guards current, number, restarts and stableTimer
+	mu          sync.Mutex // mu guards current, stopping, number, restarts and stableTimer
 	current     *actors.Topology
+	stopping    *actors.Topology // the incarnation Stop is stopping: a task failing meanwhile breaks it
 	stableTimer clock.Timer
 	number      int
 	restarts    int
@@ -156,8 +157,10 @@ func (r *Running) onFailure(pid *actor.PID, reason any) {
 		r.log.Error("task panicked", zap.Stringer("actor", pid), zap.Any("panic", p.Value), zap.ByteString("stack", p.Stack))
 	}
 	r.mu.Lock()
-	if r.current != nil && r.current.Owns(pid) {
-		r.current.Break()
+	for _, inc := range [...]*actors.Topology{r.current, r.stopping} {
+		if inc != nil && inc.Owns(pid) {
+			inc.Break() // so nothing waits on the failed task, Stop included
+		}
 	}
 	r.mu.Unlock()
 	select {
@@ -233,6 +236,9 @@ func (r *Running) loop() {
 		case ctx := <-r.stopReq:
 			var err error
 			if inc := r.dropCurrent(); inc != nil {
+				r.mu.Lock()
+				r.stopping = inc
+				r.mu.Unlock()
 				err = inc.Stop(ctx)
 			}
 			r.stopRes <- err
