@@ -1,6 +1,7 @@
 // Package actors runs a compiled topology: every spout, bolt, acker and the system
-// task is a protoactor-go actor. [Start] spawns and activates an incarnation;
-// [Topology.Stop] drains it and stops every actor exactly once.
+// task is a protoactor-go actor. [New] spawns an incarnation, [Topology.Activate]
+// starts it in Storm's order and [Topology.Stop] drains it and stops every actor
+// exactly once.
 //
 // # Mailboxes
 //
