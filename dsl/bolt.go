@@ -27,6 +27,9 @@ type BoltSpec struct {
 	NewTask func(TaskInfo) BoltTask
 	// Kind names the implementation ("auto-ack", "terminator", "manual", "shell").
 	Kind string
+	// Impl is the implementation's own description of the bolt (multilang keeps its
+	// command and declared streams here); the runtime ignores it.
+	Impl any
 }
 
 // Handler processes one input of an auto-ack bolt.

@@ -49,6 +49,9 @@ type SpoutSpec struct {
 	NewTask  func(TaskInfo) SpoutTask
 	// Kind names the implementation for graphs and logs ("reliable", "unreliable", "shell").
 	Kind string
+	// Impl is the implementation's own description of the spout (multilang keeps
+	// its command and declared streams here); the runtime ignores it.
+	Impl any
 }
 
 // Reliable defines a spout whose messages are tracked: ack or nack is called once

@@ -23,8 +23,7 @@ func Bolt(cmd Command, opts ...Option) *dsl.BoltSpec {
 	d := newDef(cmd, false, opts)
 	spec := &dsl.BoltSpec{Input: reflect.TypeFor[any](), Kind: "shell", NewTask: func(info dsl.TaskInfo) dsl.BoltTask {
 		return newShellBolt(d, info)
-	}}
-	defs.Store(spec, d)
+	}, Impl: d}
 	return spec
 }
 

@@ -3,7 +3,6 @@ package multilang
 import (
 	"fmt"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
@@ -89,24 +88,17 @@ func (d *def) alias(t reflect.Type) (string, bool) {
 	return "", false
 }
 
-// defs maps the specs built by Spout and Bolt to their definitions, so the
-// handshake context can name other shell components' streams as they do.
-var defs sync.Map // *dsl.SpoutSpec or *dsl.BoltSpec -> *def
-
+// defOf returns the definition behind a shell component, or nil for a Go one.
 func defOf(c *dsl.Component) *def {
-	var key any
+	var impl any
 	switch {
 	case c.Spout != nil:
-		key = c.Spout
+		impl = c.Spout.Impl
 	case c.Bolt != nil:
-		key = c.Bolt
-	default:
-		return nil
+		impl = c.Bolt.Impl
 	}
-	if d, ok := defs.Load(key); ok {
-		return d.(*def)
-	}
-	return nil
+	d, _ := impl.(*def)
+	return d
 }
 
 // streamID names stream s as component c's code knows it: a shell component's

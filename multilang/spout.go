@@ -21,8 +21,7 @@ func Spout[T any](cmd Command, opts ...Option) *dsl.SpoutSpec {
 	d := newDef(cmd, true, opts)
 	spec := &dsl.SpoutSpec{Output: reflect.TypeFor[T](), Reliable: true, Kind: "shell", NewTask: func(info dsl.TaskInfo) dsl.SpoutTask {
 		return newShellSpout(d, info)
-	}}
-	defs.Store(spec, d)
+	}, Impl: d}
 	return spec
 }
 
