@@ -64,6 +64,9 @@ func (p *Plan) NewRouter(task Task, sink Sink, ids IDs) *Router {
 
 // stream finds the stream of tuple's type.
 func (r *Router) stream(tuple any) (*streamOut, error) {
+	if len(r.streams) == 0 {
+		return nil, &dsl.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
+	}
 	typ := reflect.TypeOf(tuple)
 	if s := &r.streams[r.last]; s.stream.Type == typ {
 		return s, nil
@@ -80,9 +83,6 @@ func (r *Router) stream(tuple any) (*streamOut, error) {
 // EmitSpout routes a spout's tuple. When tracked is true and some subscriber is on
 // an anchored edge, it starts a tree and returns its root; otherwise it returns 0.
 func (r *Router) EmitSpout(tuple any, tracked bool) (root uint64, err error) {
-	if len(r.streams) == 0 {
-		return 0, &dsl.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
-	}
 	s, err := r.stream(tuple)
 	if err != nil {
 		return 0, err
@@ -91,27 +91,13 @@ func (r *Router) EmitSpout(tuple any, tracked bool) (root uint64, err error) {
 		root = r.ids.Next()
 		r.sink.Track(root, r.self.ID)
 	}
-	t := dsl.Tuple{Value: tuple, Stream: s.stream, Source: r.self.Component.ID, Task: r.self.ID}
-	for i := range s.dists {
-		d := &s.dists[i]
-		anchored := root != 0 && d.route.Edge.Anchored
-		r.spread(d, t, func(task int, t dsl.Tuple) {
-			if anchored {
-				t.ID = dsl.TupleID{Root: root, Edge: r.ids.Next()}
-				r.sink.Anchor(root, t.ID.Edge)
-			}
-			r.sink.Deliver(task, t)
-		})
-	}
+	r.route(s, tuple, dsl.TupleID{Root: root}, 0)
 	return root, nil
 }
 
 // Emit routes a bolt's tuple, anchoring it to anchors on anchored edges. A direct
 // task of 0 means grouped delivery; otherwise the tuple goes to that task only.
 func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
-	if len(r.streams) == 0 {
-		return &dsl.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
-	}
 	s, err := r.stream(tuple)
 	if err != nil {
 		return err
@@ -119,11 +105,18 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 	if err := r.checkDirect(s, direct); err != nil {
 		return err
 	}
+	r.route(s, tuple, rootsOf(anchors), direct)
+	return nil
+}
+
+// route delivers tuple to the stream's subscribers. On anchored edges each
+// delivery gets a fresh edge id, anchored in every tree of roots (none when
+// roots.Root is 0) before the tuple is delivered.
+func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 	t := dsl.Tuple{Value: tuple, Stream: s.stream, Source: r.self.Component.ID, Task: r.self.ID}
-	roots := rootsOf(anchors)
 	for i := range s.dists {
 		d := &s.dists[i]
-		anchored := d.route.Edge.Anchored && (roots.Root != 0)
+		anchored := d.route.Edge.Anchored && roots.Root != 0
 		deliver := func(task int, t dsl.Tuple) {
 			if anchored {
 				t.ID = roots
@@ -140,7 +133,6 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 		}
 		r.spread(d, t, deliver)
 	}
-	return nil
 }
 
 func (r *Router) checkDirect(s *streamOut, direct int) error {
