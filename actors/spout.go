@@ -130,7 +130,7 @@ func (s *spoutTask) burst() {
 }
 
 func (s *spoutTask) backOff() {
-	d := s.inc.settings(s.task).SpoutWait
+	d := s.task.Component.Settings.SpoutWait
 	if d <= 0 {
 		s.resume()
 		return
@@ -189,12 +189,18 @@ func (s *spoutTask) feedback(f *feedback) {
 	for _, root := range f.nacked {
 		s.outcome(root, false)
 	}
+	// One update for the whole batch; the drain gauge only ever drops late.
+	settled := len(f.acked) + len(f.nacked)
+	s.pending -= settled
+	s.stats.Pending.Store(int64(s.pending))
+	s.inc.gauge.add(-int64(settled))
 	s.stats.Expired.Add(f.expired)
 	putFeedback(f)
 	s.resume()
 }
 
-// outcome settles the tree root and tells the spout whether it was acked.
+// outcome tells the spout whether the tree root was acked; feedback settles the
+// pending count for the whole batch.
 func (s *spoutTask) outcome(root uint64, acked bool) {
 	if s.trace.on() {
 		if acked {
@@ -203,7 +209,6 @@ func (s *spoutTask) outcome(root uint64, acked bool) {
 			s.trace.in(protocol.Nack{Root: root})
 		}
 	}
-	s.settle(root)
 	s.lat.settle(root, acked, s.stats)
 	if acked {
 		s.stats.Acked.Add(1)
@@ -212,10 +217,4 @@ func (s *spoutTask) outcome(root uint64, acked bool) {
 		s.stats.Failed.Add(1)
 		s.impl.Nack(root)
 	}
-}
-
-func (s *spoutTask) settle(uint64) {
-	s.pending--
-	s.stats.Pending.Store(int64(s.pending))
-	s.inc.gauge.add(-1)
 }

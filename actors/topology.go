@@ -67,8 +67,6 @@ type incarnation struct {
 	log   *zap.Logger
 }
 
-func (inc *incarnation) settings(t routing.Task) dsl.Settings { return t.Component.Settings }
-
 func (inc *incarnation) taskInfo(t routing.Task) dsl.TaskInfo {
 	c := t.Component
 	box := inc.boxes[t.ID]
