@@ -98,10 +98,9 @@ func (a *autoAckTask[In]) Execute(in Tuple, c Collector) error {
 	if in.IsTick() {
 		return tick(a.h, in.Value.(Tick), c)
 	}
-	v, ok := in.Value.(In)
-	if !ok {
-		c.Fail(in)
-		return fmt.Errorf("input of type %T is not %v", in.Value, reflect.TypeFor[In]())
+	v, err := inputOf[In](in, c)
+	if err != nil {
+		return err
 	}
 	if err := a.h.Execute(v, c); err != nil {
 		c.Fail(in)
@@ -121,16 +120,26 @@ func (m *manualTask[In]) Execute(in Tuple, c Collector) error {
 	if in.IsTick() {
 		return tick(m.h, in.Value.(Tick), c)
 	}
-	v, ok := in.Value.(In)
-	if !ok {
-		c.Fail(in)
-		return fmt.Errorf("input of type %T is not %v", in.Value, reflect.TypeFor[In]())
+	v, err := inputOf[In](in, c)
+	if err != nil {
+		return err
 	}
 	if err := m.h.Execute(v, in, c); err != nil {
 		c.Fail(in)
 		return err
 	}
 	return nil
+}
+
+// inputOf returns the input's value as the handler's type, or fails the input:
+// Build only lets assignable streams in, so this guards other producers (shell).
+func inputOf[In any](in Tuple, c Collector) (In, error) {
+	v, ok := in.Value.(In)
+	if !ok {
+		c.Fail(in)
+		return v, fmt.Errorf("input of type %T is not %v", in.Value, reflect.TypeFor[In]())
+	}
+	return v, nil
 }
 
 func tick(h any, t Tick, c Collector) error {

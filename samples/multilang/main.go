@@ -32,6 +32,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
+	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -41,22 +42,11 @@ var splitPy []byte
 //go:embed sentences.py
 var sentencesPy []byte
 
-// Sentence and Word are the streams.
-type Sentence struct {
-	Text string `storm:"sentence"`
-}
-
-type Word struct {
-	Text string `storm:"word"`
-}
-
-var sentences = []string{
-	"the cow jumped over the moon",
-	"an apple a day keeps the doctor away",
-	"four score and seven years ago",
-	"snow white and the seven dwarfs",
-	"i am at two with nature",
-}
+// Sentence and Word are the streams the word-count samples share.
+type (
+	Sentence = corpus.Sentence
+	Word     = corpus.Word
+)
 
 // source is the Go sentence spout's per-task state: ids 1, 2, ... with failed
 // sentences replayed. Counters are shared by the tasks.
@@ -76,10 +66,10 @@ func (s *source) Next() (int, Sentence, bool) {
 	} else {
 		s.next++
 		id = s.next
-		s.inFlight[id] = sentences[id%len(sentences)]
+		s.inFlight[id] = corpus.Line(id)
 	}
 	s.counts.emitted.Add(1)
-	return id, Sentence{s.inFlight[id]}, true
+	return id, Sentence{Text: s.inFlight[id]}, true
 }
 
 func (s *source) Ack(id int) {

@@ -23,29 +23,20 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/supervision"
 )
 
-// Sentence, Word and Count are the topology's streams.
-type Sentence struct {
-	Text string `storm:"sentence"`
-}
+// Sentence and Word are the streams the word-count samples share.
+type (
+	Sentence = corpus.Sentence
+	Word     = corpus.Word
+)
 
-type Word struct {
-	Text string `storm:"word"`
-}
-
+// Count is a word's running count.
 type Count struct {
 	Word string `storm:"word"`
 	N    int    `storm:"count"`
-}
-
-var sentences = []string{
-	"the cow jumped over the moon",
-	"an apple a day keeps the doctor away",
-	"four score and seven years ago",
-	"snow white and the seven dwarfs",
-	"i am at two with nature",
 }
 
 // tally is the log bolt's view of the latest count per word, shared by its tasks.
@@ -81,12 +72,12 @@ func topology(t *tally) (*dsl.Topology, error) {
 		i := info.Index
 		return func() (Sentence, bool) {
 			i++
-			return Sentence{sentences[i%len(sentences)]}, true
+			return Sentence{Text: corpus.Line(i)}, true
 		}
 	}), dsl.Parallelism(4))
 	split := b.Bolt("split", dsl.AutoAck(func(s Sentence, out dsl.Emitter) error {
 		for _, w := range strings.Fields(s.Text) {
-			out.Emit(Word{w})
+			out.Emit(Word{Text: w})
 		}
 		return nil
 	}), dsl.Parallelism(4))
