@@ -37,7 +37,7 @@ type outbox struct {
 	sent      []atomic.Int64 // tuples flushed, by destination task (the task's stats)
 	recording bool           // Deliver appends destination task ids to recorded (dsl.TaskEmitter)
 	recorded  []int
-	holding   bool // Deliver leaves full batches for holdData to flush
+	holding   bool // Deliver leaves full batches for release to flush
 }
 
 func newOutbox(inc *incarnation, batchSize int, stats *TaskStats) *outbox {
@@ -63,15 +63,16 @@ func (o *outbox) Deliver(task int, t dsl.Tuple) {
 	}
 }
 
-// holdData runs a spout emit with data flushes deferred until every edge of the
-// new tree is anchored, then flushes acker operations and full batches. A spout
-// tree is held open only by its anchors: a delivery flushed mid-emit could be
-// executed and acked before the next edge is anchored, and the acker would see
-// the tree complete although other edges still fail or time out.
-func (o *outbox) holdData(emit func()) {
-	o.holding = true
-	defer func() { o.holding = false }() // also when emit panics: the task fails
-	emit()
+// hold defers data flushes until release. A spout emit runs between the two: a
+// spout tree is held open only by its anchors, so a delivery flushed mid-emit could
+// be executed and acked before the next edge is anchored, and the acker would see
+// the tree complete although other edges may still fail or time out.
+func (o *outbox) hold() { o.holding = true }
+
+// release ends a hold: acker operations first, then every batch that filled
+// meanwhile. (If the emit panicked instead, the task has failed and its outbox is
+// never used again.)
+func (o *outbox) release() {
 	o.holding = false
 	o.flushAcks()
 	for _, task := range o.dirty {

@@ -150,9 +150,9 @@ func (s *spoutTask) stopWait() {
 
 // Emit implements dsl.SpoutEmitter.
 func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
-	var root uint64
-	var err error
-	s.out.holdData(func() { root, err = s.router.EmitSpout(tuple, tracked) })
+	s.out.hold()
+	root, err := s.router.EmitSpout(tuple, tracked)
+	s.out.release()
 	if err != nil {
 		panic(err) // a spout that cannot emit is broken: fail the task
 	}
