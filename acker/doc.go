@@ -12,9 +12,11 @@
 //
 // # Expiry
 //
-// Trees live in [Buckets] rotating buckets. A tick expires the oldest bucket and
+// Trees live in three rotating buckets. A tick expires the oldest bucket and
 // makes it the newest. With rotation period P, a tree started at time t expires
-// at a tick between t+(Buckets-1)·P and t+Buckets·P. [TickPeriod] picks
-// P = timeout/(Buckets-1), so a tree expires no earlier than the message timeout
-// and no later than Buckets/(Buckets-1) = 1.5 times it (plus the delay of the tick).
+// at a tick between t+2·P and t+3·P. [TickPeriod] picks P = timeout/2, so a tree
+// expires no earlier than the message timeout and no later than 1.5 times it
+// (plus the delay of the tick).
+//
+// This is a runtime layer: applications use dsl and supervision.
 package acker

@@ -2,12 +2,14 @@ package acker
 
 import "time"
 
-// Buckets is the number of rotating buckets.
-const Buckets = 3
+// buckets is the number of rotating buckets.
+const buckets = 3
 
-// TickPeriod returns the rotation period for a message timeout: timeout/(Buckets-1).
+// TickPeriod returns the rotation period for a message timeout: timeout/2, so
+// that with three buckets a tree expires between one and one and a half
+// timeouts after it started.
 func TickPeriod(timeout time.Duration) time.Duration {
-	return timeout / (Buckets - 1)
+	return timeout / (buckets - 1)
 }
 
 type tree struct {
@@ -18,7 +20,7 @@ type tree struct {
 // Tracker is one acker task's open trees. It is not safe for concurrent use: an
 // acker task owns it.
 type Tracker struct {
-	buckets  [Buckets]map[uint64]tree
+	buckets  [buckets]map[uint64]tree
 	current  int
 	capacity int
 	open     int
@@ -49,8 +51,8 @@ func (t *Tracker) Track(root uint64, spout int) bool {
 
 // find returns the bucket holding root, newest first, or -1.
 func (t *Tracker) find(root uint64) int {
-	for i := 0; i < Buckets; i++ {
-		b := (t.current - i + Buckets) % Buckets
+	for i := 0; i < buckets; i++ {
+		b := (t.current - i + buckets) % buckets
 		if _, ok := t.buckets[b][root]; ok {
 			return b
 		}
@@ -109,76 +111,11 @@ func (t *Tracker) Value(root uint64) (xor uint64, open bool) {
 // Rotate expires the oldest bucket, calling expired for each of its trees, and
 // makes it the newest.
 func (t *Tracker) Rotate(expired func(root uint64, spout int)) {
-	oldest := (t.current + 1) % Buckets
+	oldest := (t.current + 1) % buckets
 	for root, tr := range t.buckets[oldest] {
 		expired(root, tr.spout)
 	}
 	t.open -= len(t.buckets[oldest])
 	clear(t.buckets[oldest])
 	t.current = oldest
-}
-
-// OpKind is the kind of an acker message.
-type OpKind uint8
-
-// The acker messages.
-const (
-	OpTrack  OpKind = iota + 1 // open a tree for a spout task
-	OpAnchor                   // XOR an edge in
-	OpOk                       // XOR an edge out (acked)
-	OpFail                     // fail the tree
-)
-
-func (k OpKind) String() string {
-	switch k {
-	case OpTrack:
-		return "Track"
-	case OpAnchor:
-		return "Anchor"
-	case OpOk:
-		return "Ok"
-	case OpFail:
-		return "Fail"
-	}
-	return "OpKind(?)"
-}
-
-// Op is one acker message. Spout is set for Track, Edge for Anchor and Ok.
-type Op struct {
-	Kind  OpKind
-	Root  uint64
-	Edge  uint64
-	Spout int
-}
-
-// Outcome is what applying an Op decided.
-type Outcome uint8
-
-// Outcomes of [Tracker.Apply].
-const (
-	Pending  Outcome = iota // nothing to report yet
-	Complete                // the tree is done: ack the spout
-	Failed                  // the tree failed: nack the spout
-	Refused                 // over capacity: nack the spout at once
-)
-
-// Apply applies op and says whether the spout must hear of it, and which spout.
-func (t *Tracker) Apply(op Op) (Outcome, int) {
-	switch op.Kind {
-	case OpTrack:
-		if !t.Track(op.Root, op.Spout) {
-			return Refused, op.Spout
-		}
-	case OpAnchor:
-		t.Anchor(op.Root, op.Edge)
-	case OpOk:
-		if spout, done := t.Ok(op.Root, op.Edge); done {
-			return Complete, spout
-		}
-	case OpFail:
-		if spout, found := t.Fail(op.Root); found {
-			return Failed, spout
-		}
-	}
-	return Pending, 0
 }

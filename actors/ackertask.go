@@ -3,7 +3,7 @@ package actors
 import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/acker"
-	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
 )
@@ -16,7 +16,7 @@ type ackerTask struct {
 	tracker *acker.Tracker
 	trace   tracer
 	log     *zap.Logger
-	stats   *TaskStats
+	stats   *taskStats
 	out     map[int]*feedback // by spout task
 	batch   int               // feedback entries per message
 	refused int               // trees refused since the last tick, logged once per tick
@@ -33,7 +33,7 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 		m.ops = m.ops[:0]
 		ackerPool.Put(m)
 	case tick:
-		a.trace.in(protocol.Tick{})
+		a.trace.in("Tick")
 		a.tracker.Rotate(a.expire)
 		a.stats.Pending.Store(int64(a.tracker.Open()))
 		if a.refused > 0 {
@@ -43,28 +43,28 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 	case idle:
 		a.flush()
 	case activate:
-		a.trace.in(protocol.Activate{})
+		a.trace.in("Activate")
 		close(m.done)
 	case deactivate:
 		close(m.done)
 	}
 }
 
-func (a *ackerTask) apply(op acker.Op) {
-	outcome, spout := a.tracker.Apply(op)
+func (a *ackerTask) apply(op ackerOp) {
+	result, spout := applyOp(a.tracker, op)
 	if a.trace.on() {
 		v, _ := a.tracker.Value(op.Root)
-		a.trace.in(AckerStep{Op: op, Value: v, Outcome: outcome})
+		a.trace.record(trace.Event{Kind: "AckerStep", Op: op.Kind.String(), Root: op.Root, Edge: op.Edge, Spout: op.Spout, XOR: v, Outcome: result.String()})
 	}
-	switch outcome {
-	case acker.Complete:
+	switch result {
+	case complete:
 		f := a.feedback(spout)
 		f.acked = append(f.acked, op.Root)
 		a.flushIfFull(spout, f)
 		a.stats.Acked.Add(1)
-	case acker.Failed:
+	case failed:
 		a.nack(spout, op.Root)
-	case acker.Refused:
+	case refused:
 		a.refused++
 		a.nack(spout, op.Root)
 	}

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
 )
@@ -17,17 +17,18 @@ import (
 type boltTask struct {
 	inc      *incarnation
 	task     routing.Task
-	impl     dsl.BoltTask
+	impl     component.BoltTask
 	router   *routing.Router
 	out      *outbox
 	trace    tracer
 	log      *zap.Logger
-	stats    *TaskStats
+	stats    *taskStats
 	current  [1]dsl.TupleID // the input being executed, as an anchor list
 	anchored bool           // current holds a tracked input
 	consumed int64          // executed since the last flush, for the drain gauge
-	rate     int            // tick rate in seconds
+	tick     dsl.Tick       // the value of this bolt's tick tuples
 	lat      processSampler
+	cancel   func() // ends the component's Context
 }
 
 func (b *boltTask) Receive(ctx actor.Context) {
@@ -45,31 +46,36 @@ func (b *boltTask) Receive(ctx actor.Context) {
 	case failTask:
 		panic(taskFailure(m))
 	case tick:
-		b.executeAll([]dsl.Tuple{{Value: dsl.Tick{RateSecs: b.rate}, Stream: dsl.Ticks, Source: dsl.SystemComponent, Task: dsl.SystemTask}})
+		b.executeAll([]dsl.Tuple{{Value: b.tick, Source: systemComponent, Task: systemTaskID}})
 	case *actor.Started:
-		info := b.inc.taskInfo(b.task)
-		b.impl = b.task.Component.Bolt.NewTask(info)
+		info, cancel := b.inc.taskInfo(b.task)
+		b.cancel = cancel
+		b.impl = newBoltTask(b.task.Component, info)
 		b.router = b.inc.plan.NewRouter(b.task, b.out, b.inc.ids(b.task.ID))
-		b.rate = int(info.Settings.TickFrequency.Seconds())
+		b.tick = tickOf(info.Settings.TickFrequency)
 		b.lat.timeout = info.Settings.MessageTimeout
 	case activate:
-		b.trace.in(protocol.Activate{})
+		b.trace.in("Activate")
 		b.system(b.task.Component.Activation)
 		close(m.done)
 	case deactivate:
-		b.trace.in(protocol.Deactivate{})
+		b.trace.in("Deactivate")
 		b.system(b.task.Component.Deactivation)
 		b.out.flush()
+		b.cancel()
 		close(m.done)
 	case *actor.Stopping:
+		if b.cancel != nil {
+			b.cancel()
+		}
 		b.out.flushAcks() // fails of a dying shell child's inputs reach the ackers
 		closeImpl(b.impl, b.log)
 	}
 }
 
-// closeImpl calls a task's dsl.Closer, logging its error or panic.
+// closeImpl calls a task's component.Closer, logging its error or panic.
 func closeImpl(impl any, log *zap.Logger) {
-	c, ok := impl.(dsl.Closer)
+	c, ok := impl.(component.Closer)
 	if !ok {
 		return
 	}
@@ -86,7 +92,7 @@ func closeImpl(impl any, log *zap.Logger) {
 // system delivers an activation or deactivation tuple.
 func (b *boltTask) system(v any) {
 	if v != nil {
-		b.executeAll([]dsl.Tuple{{Value: v, Source: dsl.SystemComponent, Task: dsl.SystemTask}})
+		b.executeAll([]dsl.Tuple{{Value: v, Source: systemComponent, Task: systemTaskID}})
 	}
 }
 
@@ -126,7 +132,7 @@ func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (n
 
 func (b *boltTask) execute(t dsl.Tuple, received time.Time) {
 	if b.trace.on() {
-		b.trace.in(protocol.Tuple{Tuple: t})
+		b.trace.record(trace.Event{Kind: "Tuple", Input: t})
 	}
 	b.current[0], b.anchored = t.ID, t.ID.Tracked()
 	b.lat.begin(t.ID.Edge, received)
@@ -166,7 +172,7 @@ func (b *boltTask) EmitAnchored(anchors []dsl.Tuple, tuple any) {
 	b.emit(tuple, ids, 0)
 }
 
-// EmitTasks implements dsl.TaskEmitter.
+// EmitTasks implements component.TaskEmitter.
 func (b *boltTask) EmitTasks(anchors []dsl.Tuple, direct int, tuple any, tasks []int) []int {
 	ids := make([]dsl.TupleID, len(anchors))
 	for i, a := range anchors {
@@ -180,7 +186,7 @@ func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {
 		panic(err) // recovered by call: the input fails
 	}
 	if b.trace.on() {
-		b.trace.out(protocol.Emit{Tuple: tuple, Anchors: anchors, Task: direct})
+		b.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: anchors, Direct: direct})
 	}
 	b.stats.Emitted.Add(1)
 }
@@ -190,14 +196,14 @@ func (b *boltTask) Ack(in dsl.Tuple) {
 	b.stats.Acked.Add(1)
 	b.lat.settle(in.ID.Edge, true, b.stats)
 	if b.trace.on() { // traced even when untracked: scenario A's bolt answers Ok too
-		b.trace.out(protocol.Ok{ID: in.ID})
+		b.trace.record(trace.Event{Out: true, Kind: "Ok", ID: in.ID})
 	}
 	if !in.ID.Tracked() {
 		return
 	}
-	b.out.ack(acker.Op{Kind: acker.OpOk, Root: in.ID.Root, Edge: in.ID.Edge})
+	b.out.ack(ackerOp{Kind: opOk, Root: in.ID.Root, Edge: in.ID.Edge})
 	for _, r := range in.ID.Roots {
-		b.out.ack(acker.Op{Kind: acker.OpOk, Root: r, Edge: in.ID.Edge})
+		b.out.ack(ackerOp{Kind: opOk, Root: r, Edge: in.ID.Edge})
 	}
 }
 
@@ -206,13 +212,13 @@ func (b *boltTask) Fail(in dsl.Tuple) {
 	b.stats.Failed.Add(1)
 	b.lat.settle(in.ID.Edge, false, b.stats)
 	if b.trace.on() {
-		b.trace.out(protocol.Fail{ID: in.ID})
+		b.trace.record(trace.Event{Out: true, Kind: "Fail", ID: in.ID})
 	}
 	if !in.ID.Tracked() {
 		return
 	}
-	b.out.ack(acker.Op{Kind: acker.OpFail, Root: in.ID.Root})
+	b.out.ack(ackerOp{Kind: opFail, Root: in.ID.Root})
 	for _, r := range in.ID.Roots {
-		b.out.ack(acker.Op{Kind: acker.OpFail, Root: r})
+		b.out.ack(ackerOp{Kind: opFail, Root: r})
 	}
 }

@@ -153,7 +153,7 @@ func (m *mailbox) run() {
 	var msg any
 	defer func() {
 		if r := recover(); r != nil {
-			var reason any = &PanicError{Value: r, Stack: debug.Stack()}
+			var reason any = &panicError{value: r, stack: debug.Stack()}
 			if f, ok := r.(taskFailure); ok {
 				reason = f.err // dsl.TaskInfo.Fail: the component's own error
 			}
@@ -203,16 +203,16 @@ func (m *mailbox) run() {
 	}
 }
 
-// PanicError is a panic recovered from a task, with the stack where it happened.
-type PanicError struct {
-	Value any
-	Stack []byte
+// panicError is a panic recovered from a task, with the stack where it happened.
+type panicError struct {
+	value any
+	stack []byte
 }
 
-func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 
 // Unwrap returns the panic value if it was an error.
-func (p *PanicError) Unwrap() error {
-	err, _ := p.Value.(error)
+func (p *panicError) Unwrap() error {
+	err, _ := p.value.(error)
 	return err
 }

@@ -3,7 +3,6 @@ package actors
 import (
 	"sync"
 
-	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/dsl"
 )
 
@@ -29,7 +28,7 @@ func putBatch(b *tupleBatch) {
 }
 
 // ackerBatch carries acker operations from one task to one acker, in order.
-type ackerBatch struct{ ops []acker.Op }
+type ackerBatch struct{ ops []ackerOp }
 
 var ackerPool = sync.Pool{New: func() any { return &ackerBatch{} }}
 

@@ -3,7 +3,6 @@ package actors
 import (
 	"sync/atomic"
 
-	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/dsl"
 )
 
@@ -35,12 +34,12 @@ type outbox struct {
 	acks      []*ackerBatch // by acker task id
 	ackDirty  []int
 	sent      []atomic.Int64 // tuples flushed, by destination task (the task's stats)
-	recording bool           // Deliver appends destination task ids to recorded (dsl.TaskEmitter)
+	recording bool           // Deliver appends destination task ids to recorded (component.TaskEmitter)
 	recorded  []int
 	holding   bool // Deliver leaves full batches for release to flush
 }
 
-func newOutbox(inc *incarnation, batchSize int, stats *TaskStats) *outbox {
+func newOutbox(inc *incarnation, batchSize int, stats *taskStats) *outbox {
 	n := len(inc.plan.Tasks) + 1
 	return &outbox{inc: inc, batchSize: batchSize, data: make([]*tupleBatch, n), acks: make([]*ackerBatch, n), sent: stats.sent}
 }
@@ -92,14 +91,14 @@ func (o *outbox) record(tasks []int, emit func()) []int {
 
 // Track and Anchor buffer acker operations for the tree's acker.
 func (o *outbox) Track(root uint64, spout int) {
-	o.ack(acker.Op{Kind: acker.OpTrack, Root: root, Spout: spout})
+	o.ack(ackerOp{Kind: opTrack, Root: root, Spout: spout})
 }
 
 func (o *outbox) Anchor(root, edge uint64) {
-	o.ack(acker.Op{Kind: acker.OpAnchor, Root: root, Edge: edge})
+	o.ack(ackerOp{Kind: opAnchor, Root: root, Edge: edge})
 }
 
-func (o *outbox) ack(op acker.Op) {
+func (o *outbox) ack(op ackerOp) {
 	a := o.inc.plan.AckerOf(op.Root)
 	b := o.acks[a]
 	if b == nil {

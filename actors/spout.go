@@ -2,9 +2,10 @@ package actors
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/goshelter/goshelter/clock"
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/internal/clock"
+	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
 )
@@ -16,18 +17,19 @@ type spoutTask struct {
 	inc     *incarnation
 	task    routing.Task
 	box     *mailbox
-	impl    dsl.SpoutTask
+	impl    component.SpoutTask
 	router  *routing.Router
 	out     *outbox
 	trace   tracer
 	log     *zap.Logger
-	stats   *TaskStats
+	stats   *taskStats
 	active  bool
 	pending int
 	max     int
 	queued  bool        // a next message is on its way
 	wait    clock.Timer // armed while backing off
 	lat     completeSampler
+	cancel  func() // ends the component's Context
 }
 
 func (s *spoutTask) Receive(ctx actor.Context) {
@@ -48,7 +50,7 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 	case idle:
 		s.out.flush()
 	case activate:
-		s.trace.in(protocol.Activate{})
+		s.trace.in("Activate")
 		s.active = true
 		if a, ok := s.impl.(dsl.Activator); ok {
 			a.Activate()
@@ -56,15 +58,19 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		s.resume()
 		close(m.done)
 	case deactivate:
-		s.trace.in(protocol.Deactivate{})
+		s.trace.in("Deactivate")
 		s.active = false
 		s.stopWait()
 		if a, ok := s.impl.(dsl.Activator); ok {
 			a.Deactivate()
 		}
 		s.out.flush()
+		s.cancel()
 		close(m.done)
 	case *actor.Stopping:
+		if s.cancel != nil {
+			s.cancel()
+		}
 		s.stopWait()
 		s.abandon()
 		closeImpl(s.impl, s.log)
@@ -92,11 +98,12 @@ func (s *spoutTask) abandon() {
 }
 
 func (s *spoutTask) start() {
-	info := s.inc.taskInfo(s.task)
-	s.impl = s.task.Component.Spout.NewTask(info)
+	info, cancel := s.inc.taskInfo(s.task)
+	s.cancel = cancel
+	s.impl = newSpoutTask(s.task.Component, info)
 	s.router = s.inc.plan.NewRouter(s.task, s.out, s.inc.ids(s.task.ID))
 	s.max = info.Settings.MaxSpoutPending
-	if o, ok := s.impl.(dsl.SpoutOpener); ok {
+	if o, ok := s.impl.(component.Opener); ok {
 		o.Open(s)
 	}
 }
@@ -118,7 +125,7 @@ func (s *spoutTask) burst() {
 			s.out.flush()
 			return // an ack or nack resumes
 		}
-		s.trace.in(protocol.Next{})
+		s.trace.in("Next")
 		if !s.impl.Next(s) {
 			s.out.flush()
 			s.backOff()
@@ -148,7 +155,7 @@ func (s *spoutTask) stopWait() {
 	}
 }
 
-// Emit implements dsl.SpoutEmitter.
+// Emit implements component.SpoutEmitter.
 func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
 	s.out.hold()
 	root, err := s.router.EmitSpout(tuple, tracked)
@@ -157,7 +164,7 @@ func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
 		panic(err) // a spout that cannot emit is broken: fail the task
 	}
 	if s.trace.on() {
-		s.trace.out(protocol.Emit{Tuple: tuple, Anchors: rootAnchor(root)})
+		s.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: rootAnchor(root)})
 	}
 	s.stats.Emitted.Add(1)
 	if root != 0 {
@@ -169,7 +176,7 @@ func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
 	return root
 }
 
-// EmitTasks implements dsl.SpoutTaskEmitter.
+// EmitTasks implements component.SpoutTaskEmitter.
 func (s *spoutTask) EmitTasks(tuple any, tracked bool, tasks []int) (root uint64, out []int) {
 	out = s.out.record(tasks, func() { root = s.Emit(tuple, tracked) })
 	return root, out
@@ -203,11 +210,11 @@ func (s *spoutTask) feedback(f *feedback) {
 // pending count for the whole batch.
 func (s *spoutTask) outcome(root uint64, acked bool) {
 	if s.trace.on() {
+		kind := "Nack"
 		if acked {
-			s.trace.in(protocol.Ack{Root: root})
-		} else {
-			s.trace.in(protocol.Nack{Root: root})
+			kind = "Ack"
 		}
+		s.trace.record(trace.Event{Kind: kind, Root: root})
 	}
 	s.lat.settle(root, acked, s.stats)
 	if acked {

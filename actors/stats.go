@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// TaskStats are one task's counters, updated by the task and readable at any time.
+// taskStats are one task's counters, updated by the task and readable at any time.
 //
 // Durations are wall-clock time (the monotonic clock), whatever clock the
 // incarnation was given: an injected manual clock schedules timers, it does not
 // measure work. Bolts read the time twice per batch of inputs, not per input;
 // process and complete latencies are sampled on one input or tree in
-// [SampleEvery].
-type TaskStats struct {
+// [sampleEvery].
+type taskStats struct {
 	Emitted         atomic.Int64   // tuples emitted (spouts and bolts)
 	Executed        atomic.Int64   // inputs executed (bolts)
 	ExecuteNanos    atomic.Int64   // time spent executing inputs (bolts)
@@ -31,7 +31,7 @@ type TaskStats struct {
 	metrics   map[string]any // latest value per name reported by the component (dsl.TaskInfo.Metric)
 }
 
-func (s *TaskStats) setMetric(name string, v any) {
+func (s *taskStats) setMetric(name string, v any) {
 	s.metricsMu.Lock()
 	if s.metrics == nil {
 		s.metrics = map[string]any{}
@@ -40,15 +40,15 @@ func (s *TaskStats) setMetric(name string, v any) {
 	s.metricsMu.Unlock()
 }
 
-func newTaskStats(tasks int) *TaskStats { return &TaskStats{sent: make([]atomic.Int64, tasks)} }
+func newTaskStats(tasks int) *taskStats { return &taskStats{sent: make([]atomic.Int64, tasks)} }
 
-// SampleEvery is how often latencies are sampled: one bolt input, and one spout
-// tree, in SampleEvery (the first one always). A prime, so samples move through
+// sampleEvery is how often latencies are sampled: one bolt input, and one spout
+// tree, in sampleEvery (the first one always). A prime, so samples move through
 // the positions of full batches.
-const SampleEvery = 13
+const sampleEvery = 13
 
-// TaskSnapshot is a copy of a task's counters.
-type TaskSnapshot struct {
+// Snapshot is a copy of a task's counters.
+type Snapshot struct {
 	Component       string
 	Kind            string // "spout", "bolt" or "acker"
 	Task            int
@@ -72,58 +72,8 @@ type TaskSnapshot struct {
 	Metrics map[string]any
 }
 
-// ExecuteLatency is the mean time a bolt spent executing an input.
-func (s TaskSnapshot) ExecuteLatency() time.Duration { return mean(s.ExecuteNanos, s.Executed) }
-
-// ProcessLatency is the mean time from a bolt taking a sampled input from its
-// mailbox to acking it; it is longer than ExecuteLatency when inputs wait behind
-// others of their batch or are acked later.
-func (s TaskSnapshot) ProcessLatency() time.Duration { return mean(s.ProcessNanos, s.ProcessSamples) }
-
-// CompleteLatency is the mean time from a spout emitting a sampled tuple to its
-// tree being acked.
-func (s TaskSnapshot) CompleteLatency() time.Duration {
-	return mean(s.CompleteNanos, s.CompleteSamples)
-}
-
-func mean(nanos, n int64) time.Duration {
-	if n == 0 {
-		return 0
-	}
-	return time.Duration(nanos / n)
-}
-
-// Add adds o's counters to s (SentTo entries are merged), for sums over tasks.
-func (s *TaskSnapshot) Add(o TaskSnapshot) {
-	s.Emitted += o.Emitted
-	s.Transferred += o.Transferred
-	s.Executed += o.Executed
-	s.ExecuteNanos += o.ExecuteNanos
-	s.ProcessSamples += o.ProcessSamples
-	s.ProcessNanos += o.ProcessNanos
-	s.CompleteSamples += o.CompleteSamples
-	s.CompleteNanos += o.CompleteNanos
-	s.Acked += o.Acked
-	s.Failed += o.Failed
-	s.Expired += o.Expired
-	s.Pending += o.Pending
-	s.MailboxDepth += o.MailboxDepth
-	for task, n := range o.SentTo {
-		if s.SentTo == nil {
-			s.SentTo = map[int]int64{}
-		}
-		s.SentTo[task] += n
-	}
-	for name, v := range o.Metrics { // opaque values: a later task's wins
-		if s.Metrics == nil {
-			s.Metrics = map[string]any{}
-		}
-		s.Metrics[name] = v
-	}
-}
-
-func (s *TaskStats) snapshot() TaskSnapshot {
-	snap := TaskSnapshot{
+func (s *taskStats) snapshot() Snapshot {
+	snap := Snapshot{
 		Emitted: s.Emitted.Load(), Executed: s.Executed.Load(), ExecuteNanos: s.ExecuteNanos.Load(),
 		ProcessSamples: s.ProcessSamples.Load(), ProcessNanos: s.ProcessNanos.Load(),
 		CompleteSamples: s.CompleteSamples.Load(), CompleteNanos: s.CompleteNanos.Load(),
@@ -149,7 +99,7 @@ func (s *TaskStats) snapshot() TaskSnapshot {
 	return snap
 }
 
-// processSampler measures a bolt's process latency on one input in SampleEvery,
+// processSampler measures a bolt's process latency on one input in sampleEvery,
 // one input at a time: from when its batch left the mailbox to when the bolt acks
 // it, during Execute or later. Its zero value works; it is owned by the task.
 type processSampler struct {
@@ -167,7 +117,7 @@ func (p *processSampler) begin(edge uint64, received time.Time) {
 	if p.countdown--; p.countdown > 0 {
 		return
 	}
-	p.countdown = SampleEvery
+	p.countdown = sampleEvery
 	if p.open && received.Sub(p.start) < p.timeout {
 		return // a held input is still being waited for
 	}
@@ -185,7 +135,7 @@ func (p *processSampler) end() {
 
 // settle is called on every ack and fail; it records the sampled input's latency
 // when acked.
-func (p *processSampler) settle(edge uint64, acked bool, stats *TaskStats) {
+func (p *processSampler) settle(edge uint64, acked bool, stats *taskStats) {
 	if !p.open || edge != p.edge || (edge == 0 && !p.inline) {
 		return
 	}
@@ -196,7 +146,7 @@ func (p *processSampler) settle(edge uint64, acked bool, stats *TaskStats) {
 	}
 }
 
-// completeSampler measures a spout's complete latency on one tree in SampleEvery,
+// completeSampler measures a spout's complete latency on one tree in sampleEvery,
 // with at most len(roots) trees open at a time. Its zero value works; it is
 // owned by the task.
 type completeSampler struct {
@@ -211,7 +161,7 @@ func (c *completeSampler) emitted(root uint64) {
 	if c.countdown--; c.countdown > 0 || c.open == len(c.roots) {
 		return // when all slots are taken, the next tree after one frees is sampled
 	}
-	c.countdown = SampleEvery
+	c.countdown = sampleEvery
 	for i := range c.roots {
 		if c.roots[i] == 0 {
 			c.roots[i], c.at[i] = root, time.Now()
@@ -222,7 +172,7 @@ func (c *completeSampler) emitted(root uint64) {
 }
 
 // settle is called for every acked or nacked tree.
-func (c *completeSampler) settle(root uint64, acked bool, stats *TaskStats) {
+func (c *completeSampler) settle(root uint64, acked bool, stats *taskStats) {
 	if c.open == 0 {
 		return
 	}

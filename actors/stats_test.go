@@ -5,19 +5,19 @@ import (
 	"time"
 )
 
-func TestProcessSamplerSamplesOneInputInSampleEvery(t *testing.T) {
+func TestProcessSamplerSamplesOneInputInsampleEvery(t *testing.T) {
 	var p processSampler
 	p.timeout = time.Minute
 	stats := newTaskStats(1)
 	received := time.Now().Add(-time.Millisecond)
-	for i := 1; i <= 3*SampleEvery; i++ {
+	for i := 1; i <= 3*sampleEvery; i++ {
 		edge := uint64(i)
 		p.begin(edge, received)
 		p.settle(edge, true, stats) // acked during Execute
 		p.end()
 	}
 	if got := stats.ProcessSamples.Load(); got != 3 {
-		t.Fatalf("samples = %d, want 3 (inputs 1, 1+%d, 1+2·%d)", got, SampleEvery, SampleEvery)
+		t.Fatalf("samples = %d, want 3 (inputs 1, 1+%d, 1+2·%d)", got, sampleEvery, sampleEvery)
 	}
 	if stats.ProcessNanos.Load() < int64(3*time.Millisecond) {
 		t.Errorf("process time %v covers less than the time since receipt", time.Duration(stats.ProcessNanos.Load()))
@@ -31,7 +31,7 @@ func TestProcessSamplerWaitsForAHeldInput(t *testing.T) {
 	start := time.Now()
 	p.begin(7, start) // sampled, not acked during Execute
 	p.end()
-	for i := 0; i < 2*SampleEvery; i++ { // other inputs do not replace it
+	for i := 0; i < 2*sampleEvery; i++ { // other inputs do not replace it
 		p.begin(100+uint64(i), start)
 		p.settle(100+uint64(i), true, stats)
 		p.end()
@@ -48,10 +48,10 @@ func TestProcessSamplerWaitsForAHeldInput(t *testing.T) {
 func TestProcessSamplerGivesUpOnStaleAndFailedInputs(t *testing.T) {
 	tests := []struct {
 		name   string
-		settle func(p *processSampler, stats *TaskStats)
+		settle func(p *processSampler, stats *taskStats)
 	}{
-		{"failed", func(p *processSampler, stats *TaskStats) { p.settle(7, false, stats) }},
-		{"held past the timeout", func(*processSampler, *TaskStats) {}},
+		{"failed", func(p *processSampler, stats *taskStats) { p.settle(7, false, stats) }},
+		{"held past the timeout", func(*processSampler, *taskStats) {}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestProcessSamplerGivesUpOnStaleAndFailedInputs(t *testing.T) {
 			p.begin(7, start)
 			p.end()
 			tt.settle(&p, stats)
-			for i := 0; i < SampleEvery; i++ { // the next sample, received an hour later
+			for i := 0; i < sampleEvery; i++ { // the next sample, received an hour later
 				p.begin(8, start.Add(time.Hour))
 				p.end()
 			}
@@ -87,11 +87,11 @@ func TestProcessSamplerUntrackedInputsEndWithExecute(t *testing.T) {
 func TestCompleteSamplerTimesSampledTrees(t *testing.T) {
 	var c completeSampler
 	stats := newTaskStats(1)
-	for root := uint64(1); root <= 2*SampleEvery; root++ {
+	for root := uint64(1); root <= 2*sampleEvery; root++ {
 		c.emitted(root)
 	}
 	c.settle(1, true, stats)
-	c.settle(1+SampleEvery, false, stats) // nacked: not a completion
+	c.settle(1+sampleEvery, false, stats) // nacked: not a completion
 	c.settle(2, true, stats)              // not sampled
 	if stats.CompleteSamples.Load() != 1 || c.open != 0 {
 		t.Fatalf("samples = %d, open = %d; want 1, 0", stats.CompleteSamples.Load(), c.open)
@@ -106,7 +106,7 @@ func TestCompleteSamplerSamplesWhenASlotFrees(t *testing.T) {
 		root++
 		c.emitted(root)
 	}
-	for i := 0; i < SampleEvery; i++ {
+	for i := 0; i < sampleEvery; i++ {
 		root++
 		c.emitted(root) // the last one is due, but no slot is free
 	}
@@ -131,7 +131,7 @@ func TestSnapshotSumsTransfersByDestination(t *testing.T) {
 	if snap.Transferred != 12 || len(snap.SentTo) != 2 || snap.SentTo[2] != 5 || snap.SentTo[3] != 7 {
 		t.Fatalf("snapshot = %+v", snap)
 	}
-	var sum TaskSnapshot
+	var sum Snapshot
 	sum.Add(snap)
 	sum.Add(snap)
 	if sum.Transferred != 24 || sum.SentTo[3] != 14 {

@@ -28,7 +28,7 @@ func (t *Topology) stop(ctx context.Context) error {
 	// the failure); the stop then goes on without waiting for that task.
 	deact := func(group []int) error {
 		err := t.signal(ctx, group, func(done chan struct{}) any { return deactivate{done} })
-		if errors.Is(err, ErrBroken) {
+		if errors.Is(err, errBroken) {
 			return nil
 		}
 		return err
@@ -92,16 +92,16 @@ func (t *Topology) stopActor(ctx context.Context, id int) error {
 	if pid == nil {
 		return nil
 	}
-	f := t.inc.cfg.Root.StopFuture(pid)
+	f := t.host.actors.Root.StopFuture(pid)
 	done := make(chan error, 1)
 	go func() { done <- f.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("task %d: %w: %v", id, ErrStopTimeout, err)
+			return fmt.Errorf("task %d: %w: %v", id, errStopTimeout, err)
 		}
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("task %d: %w: %v", id, ErrStopTimeout, context.Cause(ctx))
+		return fmt.Errorf("task %d: %w: %v", id, errStopTimeout, context.Cause(ctx))
 	}
 }

@@ -3,69 +3,46 @@ package actors
 import (
 	"fmt"
 
-	"github.com/goshelter/goshelter/acker"
+	"github.com/goshelter/goshelter/internal/trace"
 	"go.uber.org/zap"
 )
 
-// Event is one message a task received (Out false) or sent (Out true), for
-// tracing, debug logs and specs. Msg is a protocol type (protocol.Next,
-// protocol.Emit, protocol.Ok, ...) or an [AckerStep].
-type Event struct {
-	Component string // "__acker" and "__system" for those tasks
-	Task      int
-	Out       bool
-	Msg       any
-}
-
-func (e Event) String() string {
-	dir := "<-"
-	if e.Out {
-		dir = "->"
-	}
-	return fmt.Sprintf("%s#%d %s %#v", e.Component, e.Task, dir, e.Msg)
-}
-
-// AckerStep is an acker message as applied: Value is the tree's XOR accumulator
-// afterwards, Outcome what the acker decided.
-type AckerStep struct {
-	Op      acker.Op
-	Value   uint64
-	Outcome acker.Outcome
-}
+// Where tick and lifecycle tuples come from, as in Storm.
+const (
+	systemComponent = "__system"
+	systemTaskID    = -1
+	ackerComponent  = "__acker"
+)
 
 // tracer sends events to the configured trace function and, in debug mode, to the
 // task's logger. Its zero value traces nothing.
 type tracer struct {
 	component string
 	task      int
-	fn        func(Event)
+	fn        func(trace.Event)
 	log       *zap.Logger // nil unless topology.debug
 }
 
+// on reports whether tracing is on; callers that would build an event with
+// fields (and so allocate) check it first, so tracing costs a nil check when off.
 func (t *tracer) on() bool { return t.fn != nil || t.log != nil }
 
-func (t *tracer) emit(out bool, msg any) {
-	e := Event{Component: t.component, Task: t.task, Out: out, Msg: msg}
+// record sends e, filling in the task.
+func (t *tracer) record(e trace.Event) {
+	e.Component, e.Task = t.component, t.task
 	if t.fn != nil {
 		t.fn(e)
 	}
 	if t.log != nil {
 		// Info, not Debug: topology.debug is the switch, as in Storm, so the trace
 		// shows with a production logger too.
-		t.log.Info("message", zap.Bool("out", out), zap.String("msg", fmt.Sprintf("%#v", msg)))
+		t.log.Info("message", zap.Bool("out", e.Out), zap.String("kind", e.Kind), zap.String("msg", fmt.Sprintf("%+v", e)))
 	}
 }
 
-// in and out cost a nil check when tracing is off; callers that would build a
-// message with fields (and so allocate) check on() first.
-func (t *tracer) in(msg any) {
+// in records a received message of kind with no fields.
+func (t *tracer) in(kind string) {
 	if t.on() {
-		t.emit(false, msg)
-	}
-}
-
-func (t *tracer) out(msg any) {
-	if t.on() {
-		t.emit(true, msg)
+		t.record(trace.Event{Kind: kind})
 	}
 }

@@ -5,14 +5,6 @@ import (
 	"reflect"
 )
 
-// BoltTask is a running bolt instance as the runtime drives it. Execute is called
-// one tuple at a time from the task's actor. The kind's wrapper acks or fails the
-// input through c; a panic in Execute is recovered by the runtime, which fails the
-// input and logs the panic with its stack.
-type BoltTask interface {
-	Execute(in Tuple, c Collector) error
-}
-
 // Ticker is implemented by handlers that want tick tuples (see [TickFrequency]).
 type Ticker interface {
 	Tick(t Tick, c Collector) error
@@ -23,8 +15,10 @@ type Ticker interface {
 type BoltSpec struct {
 	// Input is the handler's input type; every stream the bolt subscribes to must be
 	// assignable to it.
-	Input   reflect.Type
-	NewTask func(TaskInfo) BoltTask
+	Input reflect.Type
+	// NewTask creates one task's implementation of the runtime's bolt contract
+	// (package internal/component); the runtime calls it on the task's goroutine.
+	NewTask func(TaskInfo) any
 	// Kind names the implementation ("auto-ack", "terminator", "manual", "shell").
 	Kind string
 	// Impl is the implementation's own description of the bolt (multilang keeps its
@@ -37,57 +31,57 @@ type Handler[In any] interface {
 	Execute(in In, out Emitter) error
 }
 
-// HandlerFunc adapts a function to a [Handler].
-type HandlerFunc[In any] func(in In, out Emitter) error
+// handlerFunc adapts a function to a [Handler].
+type handlerFunc[In any] func(in In, out Emitter) error
 
-// Execute calls f.
-func (f HandlerFunc[In]) Execute(in In, out Emitter) error { return f(in, out) }
+func (f handlerFunc[In]) Execute(in In, out Emitter) error { return f(in, out) }
 
 // AutoAck defines a bolt that acks each input after consume returns nil (its emits
 // are routed first) and fails it when consume returns an error or panics.
-// consume is shared by all tasks; use [AutoAckFrom] for per-task state.
+// consume is shared by all tasks of the bolt: with Parallelism above 1 it is
+// called concurrently, from each task's goroutine. Use [AutoAckFrom] for
+// per-task state, which needs no lock.
 func AutoAck[In any](consume func(in In, out Emitter) error) *BoltSpec {
-	h := HandlerFunc[In](consume)
+	h := handlerFunc[In](consume)
 	return AutoAckFrom(func(TaskInfo) Handler[In] { return h })
 }
 
 // AutoAckFrom defines an auto-ack bolt with one Handler per task. A Handler that
 // also implements [Ticker] receives tick tuples.
 func AutoAckFrom[In any](newHandler func(TaskInfo) Handler[In]) *BoltSpec {
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", NewTask: func(info TaskInfo) BoltTask {
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", NewTask: func(info TaskInfo) any {
 		return &autoAckTask[In]{h: newHandler(info), fail: false}
 	}}
 }
 
-// Terminator defines a sink that always fails its input after consume returns, as
-// FsShelter's terminating bolts do; put it on unanchored edges so trees are not failed.
+// Terminator defines a sink that fails its input after consume returns, as
+// FsShelter's terminating bolts do, so it belongs on unanchored edges only:
+// [Builder.Build] rejects it on an anchored edge, where it would fail every tree.
+// An untracked input's fail costs nothing.
 func Terminator[In any](consume func(in In)) *BoltSpec {
-	h := HandlerFunc[In](func(in In, _ Emitter) error { consume(in); return nil })
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "terminator", NewTask: func(TaskInfo) BoltTask {
+	h := handlerFunc[In](func(in In, _ Emitter) error { consume(in); return nil })
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: terminatorKind, NewTask: func(TaskInfo) any {
 		return &autoAckTask[In]{h: h, fail: true}
 	}}
 }
 
 // ManualHandler processes one input of a manual-ack bolt. It must ack or fail
-// input through c, now or later (for example on a tick). A returned error or a
-// panic fails the input.
+// input through c, now or later (for example on a tick: a handler that also
+// implements [Ticker] receives tick tuples). A returned error or a panic fails
+// the input.
 type ManualHandler[In any] interface {
 	Execute(in In, input Tuple, c Collector) error
 }
 
-// ManualFunc adapts a function to a [ManualHandler].
-type ManualFunc[In any] func(in In, input Tuple, c Collector) error
-
-// Execute calls f.
-func (f ManualFunc[In]) Execute(in In, input Tuple, c Collector) error { return f(in, input, c) }
-
 // Manual defines a bolt whose handler acks and fails inputs itself, one handler
-// per task.
+// per task; a handler that implements [Ticker] receives tick tuples.
 func Manual[In any](newHandler func(TaskInfo) ManualHandler[In]) *BoltSpec {
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "manual", NewTask: func(info TaskInfo) BoltTask {
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "manual", NewTask: func(info TaskInfo) any {
 		return &manualTask[In]{h: newHandler(info)}
 	}}
 }
+
+const terminatorKind = "terminator"
 
 type autoAckTask[In any] struct {
 	h    Handler[In]

@@ -39,8 +39,8 @@ type Settings struct {
 	BatchSize         int
 }
 
-// Defaults returns FsShelter's defaults.
-func Defaults() Settings {
+// defaults returns FsShelter's defaults.
+func defaults() Settings {
 	return Settings{
 		MaxSpoutPending:   128,
 		AckerTasks:        4,
@@ -78,10 +78,10 @@ func ceilPow2(n int) int {
 	return 1 << bits.Len(uint(n-1))
 }
 
-// Resolve applies confs in order over the defaults. Unknown keys are kept for
+// resolve applies confs in order over the defaults. Unknown keys are kept for
 // components that read them (Storm passes them through) and are not errors.
-func Resolve(confs ...Conf) (Settings, error) {
-	s := Defaults()
+func resolve(confs ...Conf) (Settings, error) {
+	s := defaults()
 	var problems []string
 	for _, c := range confs {
 		problems = append(problems, c.applyTo(&s)...)

@@ -67,13 +67,13 @@ func (t *Topology) WriteDOT(w io.Writer, figures *GraphFigures) error {
 func writeDOTNode(b *strings.Builder, c *Component, f NodeFigures) {
 	shape, fill := "box", "#ffffff"
 	style := "filled,rounded"
-	if c.Kind == SpoutKind {
+	if c.Spout != nil {
 		shape, fill, style = "invhouse", "#dbe9f6", "filled"
 	}
 	if f.Fill != "" {
 		fill = f.Fill
 	}
-	label := fmt.Sprintf("%s\n%v, parallelism %d", c.ID, c.Kind, c.Parallelism)
+	label := fmt.Sprintf("%s\n%v, parallelism %d", c.ID, kindOf(c), c.Parallelism)
 	if f.Note != "" {
 		label += "\n" + f.Note
 	}

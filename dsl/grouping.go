@@ -4,36 +4,15 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+
+	"github.com/goshelter/goshelter/internal/grouping"
 )
-
-// GroupingKind says how a stream's tuples are spread over a bolt's tasks.
-type GroupingKind int
-
-// The groupings goshelter supports.
-const (
-	GroupShuffle GroupingKind = iota + 1 // round robin over the tasks
-	GroupFields                          // by a stable hash of a key, so equal keys meet on one task
-	GroupAll                             // every task gets every tuple
-	GroupDirect                          // the emitter names the task (EmitDirect)
-	GroupGlobal                          // the task with the lowest id
-)
-
-var groupingNames = map[GroupingKind]string{
-	GroupShuffle: "shuffle", GroupFields: "fields", GroupAll: "all", GroupDirect: "direct", GroupGlobal: "global",
-}
-
-// String returns the grouping's lowercase name.
-func (k GroupingKind) String() string {
-	if n, ok := groupingNames[k]; ok {
-		return n
-	}
-	return fmt.Sprintf("GroupingKind(%d)", int(k))
-}
 
 // Grouping subscribes a bolt to one stream (the type parameter of the constructor)
 // and says how its tuples are spread over the bolt's tasks.
 type Grouping struct {
-	Kind GroupingKind
+	// Kind is "shuffle", "fields", "all", "direct" or "global".
+	Kind string
 	// Stream is the stream's Go type.
 	Stream reflect.Type
 	// Fields are the field names a fields grouping keys on (used for validation,
@@ -45,24 +24,24 @@ type Grouping struct {
 
 // String describes the grouping, e.g. "fields(word)".
 func (g Grouping) String() string {
-	if g.Kind == GroupFields {
+	if g.Kind == grouping.Fields {
 		return fmt.Sprintf("fields%v", g.Fields)
 	}
-	return g.Kind.String()
+	return g.Kind
 }
 
 // Shuffle spreads tuples of stream T evenly over the bolt's tasks.
-func Shuffle[T any]() Grouping { return Grouping{Kind: GroupShuffle, Stream: reflect.TypeFor[T]()} }
+func Shuffle[T any]() Grouping { return Grouping{Kind: grouping.Shuffle, Stream: reflect.TypeFor[T]()} }
 
 // All sends every tuple of stream T to every task of the bolt; each copy is a
 // separate edge of the tuple tree.
-func All[T any]() Grouping { return Grouping{Kind: GroupAll, Stream: reflect.TypeFor[T]()} }
+func All[T any]() Grouping { return Grouping{Kind: grouping.All, Stream: reflect.TypeFor[T]()} }
 
 // Direct lets the emitter choose the task with EmitDirect.
-func Direct[T any]() Grouping { return Grouping{Kind: GroupDirect, Stream: reflect.TypeFor[T]()} }
+func Direct[T any]() Grouping { return Grouping{Kind: grouping.Direct, Stream: reflect.TypeFor[T]()} }
 
 // Global sends every tuple of stream T to the bolt's task with the lowest id.
-func Global[T any]() Grouping { return Grouping{Kind: GroupGlobal, Stream: reflect.TypeFor[T]()} }
+func Global[T any]() Grouping { return Grouping{Kind: grouping.Global, Stream: reflect.TypeFor[T]()} }
 
 // Key is what a fields grouping may key on: values with a stable hash.
 type Key interface {
@@ -76,16 +55,16 @@ type Key interface {
 // the key; fields names the stream fields it is made of, which Build checks.
 func Fields[T any, K Key](key func(T) K, fields ...string) Grouping {
 	return Grouping{
-		Kind:   GroupFields,
+		Kind:   grouping.Fields,
 		Stream: reflect.TypeFor[T](),
 		Fields: fields,
-		Key:    func(tuple any) uint64 { return HashKey(key(tuple.(T))) },
+		Key:    func(tuple any) uint64 { return hashKey(key(tuple.(T))) },
 	}
 }
 
-// HashKey hashes k with a function that is the same in every process and run
+// hashKey hashes k with a function that is the same in every process and run
 // (FNV-1a for strings, a splitmix64 finaliser for numbers), unlike Go's map hash.
-func HashKey[K Key](k K) uint64 {
+func hashKey[K Key](k K) uint64 {
 	switch v := any(k).(type) {
 	case string:
 		return hashString(v)

@@ -2,27 +2,9 @@ package dsl
 
 import "reflect"
 
-// SpoutTask is a running spout instance as the runtime drives it. Its methods are
-// called one at a time from the task's actor, so it needs no locks. A panic in
-// any of them fails the task (and, under supervision, restarts the topology).
-type SpoutTask interface {
-	// Next asks the source for at most one tuple, emits it through e and reports
-	// whether the source had one.
-	Next(e SpoutEmitter) bool
-	// Ack reports that the tree with this root was fully processed.
-	Ack(root uint64)
-	// Nack reports that the tree with this root failed or timed out.
-	Nack(root uint64)
-	// Abandon is called when the task stops with trees still open (a restart, or a
-	// drain that timed out): the outcome of those trees will never be known, so the
-	// task nacks every pending message to its source.
-	Abandon()
-}
-
-// SpoutEmitter is the runtime side of a spout emit. Emit routes tuple; when tracked
-// is true it starts a tuple tree and returns its root, or 0 when no subscriber
-// tracks it (the message is then complete at once).
-type SpoutEmitter interface {
+// spoutEmitter is the runtime's side of a spout emit (package
+// internal/component names it SpoutEmitter; the two are one type).
+type spoutEmitter = interface {
 	Emit(tuple any, tracked bool) (root uint64)
 }
 
@@ -42,11 +24,15 @@ type Source[ID comparable, T any] interface {
 	Nack(id ID)
 }
 
-// SpoutSpec is a spout definition: its output stream type and how to create a task.
+// SpoutSpec is a spout definition: its output stream type and how to create a
+// task. Make one with [Reliable], [ReliableFrom], [Unreliable], [UnreliableFrom]
+// or an adapter such as multilang.Spout.
 type SpoutSpec struct {
 	Output   reflect.Type
 	Reliable bool
-	NewTask  func(TaskInfo) SpoutTask
+	// NewTask creates one task's implementation of the runtime's spout contract
+	// (package internal/component); the runtime calls it on the task's goroutine.
+	NewTask func(TaskInfo) any
 	// Kind names the implementation for graphs and logs ("reliable", "unreliable", "shell").
 	Kind string
 	// Impl is the implementation's own description of the spout (multilang keeps
@@ -55,8 +41,10 @@ type SpoutSpec struct {
 }
 
 // Reliable defines a spout whose messages are tracked: ack or nack is called once
-// for every id next returns. The functions are shared by all tasks of the spout; use
-// [ReliableFrom] for per-task state.
+// for every id next returns, on the goroutine of the task that called next. The
+// functions are shared by all tasks of the spout: with Parallelism above 1 they
+// are called concurrently, from each task's goroutine, so shared state needs a
+// lock. Use [ReliableFrom] for per-task state, which needs none.
 func Reliable[ID comparable, T any](next func() (ID, T, bool), ack, nack func(ID)) *SpoutSpec {
 	src := funcSource[ID, T]{next, ack, nack}
 	return ReliableFrom(func(TaskInfo) Source[ID, T] { return src })
@@ -69,13 +57,17 @@ func ReliableFrom[ID comparable, T any](newSource func(TaskInfo) Source[ID, T]) 
 		Output:   reflect.TypeFor[T](),
 		Reliable: true,
 		Kind:     "reliable",
-		NewTask: func(info TaskInfo) SpoutTask {
-			return &reliableTask[ID, T]{src: newSource(info), pending: make(map[uint64]ID, info.Settings.MaxSpoutPending)}
+		NewTask: func(info TaskInfo) any {
+			// The map grows with what is pending, not with the max: a max of
+			// 2^31-1 ("unlimited") must not cost memory up front.
+			return &reliableTask[ID, T]{src: newSource(info), pending: make(map[uint64]ID, min(info.Settings.MaxSpoutPending, 1024))}
 		},
 	}
 }
 
 // Unreliable defines a fire-and-forget spout: next returns a tuple or ok=false.
+// next is shared by all tasks of the spout and called concurrently when
+// Parallelism is above 1; use [UnreliableFrom] for per-task state.
 func Unreliable[T any](next func() (T, bool)) *SpoutSpec {
 	return UnreliableFrom(func(TaskInfo) func() (T, bool) { return next })
 }
@@ -85,7 +77,7 @@ func UnreliableFrom[T any](newNext func(TaskInfo) func() (T, bool)) *SpoutSpec {
 	return &SpoutSpec{
 		Output: reflect.TypeFor[T](),
 		Kind:   "unreliable",
-		NewTask: func(info TaskInfo) SpoutTask {
+		NewTask: func(info TaskInfo) any {
 			return unreliableTask[T](newNext(info))
 		},
 	}
@@ -106,7 +98,7 @@ type reliableTask[ID comparable, T any] struct {
 	pending map[uint64]ID
 }
 
-func (r *reliableTask[ID, T]) Next(e SpoutEmitter) bool {
+func (r *reliableTask[ID, T]) Next(e spoutEmitter) bool {
 	id, tuple, ok := r.src.Next()
 	if !ok {
 		return false
@@ -154,7 +146,7 @@ func (r *reliableTask[ID, T]) Deactivate() {
 
 type unreliableTask[T any] func() (T, bool)
 
-func (u unreliableTask[T]) Next(e SpoutEmitter) bool {
+func (u unreliableTask[T]) Next(e spoutEmitter) bool {
 	tuple, ok := u()
 	if ok {
 		e.Emit(tuple, false)

@@ -19,30 +19,14 @@ type Stream struct {
 	Fields []string
 }
 
-// String returns the stream's name.
-func (s *Stream) String() string { return s.Name }
-
-// HasField reports whether the stream has a field called name.
-func (s *Stream) HasField(name string) bool {
+// hasField reports whether the stream has a field called name.
+func (s *Stream) hasField(name string) bool {
 	for _, f := range s.Fields {
 		if f == name {
 			return true
 		}
 	}
 	return false
-}
-
-// Values returns the fields of tuple, which must be of the stream's type, in order.
-// It uses reflection and is meant for edges such as multilang, not the Go data path.
-func (s *Stream) Values(tuple any) []any {
-	v := reflect.ValueOf(tuple)
-	out := make([]any, 0, len(s.Fields))
-	for i := 0; i < v.NumField(); i++ {
-		if s.Type.Field(i).IsExported() {
-			out = append(out, v.Field(i).Interface())
-		}
-	}
-	return out
 }
 
 // fieldsOf returns the exported field names of struct type t, honouring `storm` tags.

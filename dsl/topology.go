@@ -5,41 +5,26 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/goshelter/goshelter/internal/grouping"
 )
-
-// ComponentID names a spout or bolt. Builder methods return it so edges can refer
-// to components; a plain string converts too.
-type ComponentID string
-
-// Kind tells spouts from bolts.
-type Kind int
-
-// Component kinds.
-const (
-	SpoutKind Kind = iota + 1
-	BoltKind
-)
-
-func (k Kind) String() string {
-	switch k {
-	case SpoutKind:
-		return "spout"
-	case BoltKind:
-		return "bolt"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
 
 // Component is a validated spout or bolt of a built [Topology]. Read-only.
+//
+// Task ids are numbered as goshelter runs them: from 1, component by component
+// in the order of their ids (byte order), each component's tasks in a row, then
+// the ackers ([Topology.AckerTasks]). Storm numbers its own cluster differently
+// (its acker sorts first), so ids are only meaningful within one runtime.
 type Component struct {
 	Index       int // position in Topology.Components
 	ID          string
-	Kind        Kind
 	Parallelism int
-	Conf        Conf     // the component's own conf
-	Settings    Settings // defaults, topology conf, then component conf
-	Spout       *SpoutSpec
-	Bolt        *BoltSpec
+	// Tasks are the component's task ids, ascending (Storm's getComponentTasks).
+	Tasks    []int
+	Conf     Conf     // the component's own conf
+	Settings Settings // defaults, topology conf, then component conf
+	Spout    *SpoutSpec
+	Bolt     *BoltSpec
 	// Activation and Deactivation are tuples delivered to a bolt's tasks when they
 	// are activated and deactivated (nil for none).
 	Activation, Deactivation any
@@ -71,6 +56,16 @@ type Topology struct {
 	Streams    []*Stream
 	Components []*Component
 	Edges      []*Edge
+	// AckerTasks are the acker task ids, after every component's.
+	AckerTasks []int
+}
+
+// kindOf names a component's kind for messages and graphs.
+func kindOf(c *Component) string {
+	if c.Spout != nil {
+		return "spout"
+	}
+	return "bolt"
 }
 
 // Component returns the component called id, or nil.
@@ -83,8 +78,8 @@ func (t *Topology) Component(id string) *Component {
 	return nil
 }
 
-// StreamOf returns the stream whose Go type is typ, or nil.
-func (t *Topology) StreamOf(typ reflect.Type) *Stream {
+// streamOf returns the stream whose Go type is typ, or nil.
+func (t *Topology) streamOf(typ reflect.Type) *Stream {
 	for _, s := range t.Streams {
 		if s.Type == typ {
 			return s
@@ -126,7 +121,7 @@ func DeactivationTuple(v any) Option {
 
 type componentDef struct {
 	id                       string
-	kind                     Kind
+	spoutKind                bool
 	parallelism              int
 	conf                     Conf
 	spout                    *SpoutSpec
@@ -135,7 +130,7 @@ type componentDef struct {
 }
 
 type edgeDef struct {
-	from, to ComponentID
+	from, to string
 	grouping Grouping
 	anchored bool
 }
@@ -171,32 +166,32 @@ func (b *Builder) NamedStream(name string, sample any) *Builder {
 }
 
 // Spout adds a spout. Its output type is declared as a stream.
-func (b *Builder) Spout(id string, spec *SpoutSpec, opts ...Option) ComponentID {
-	return b.add(&componentDef{id: id, kind: SpoutKind, spout: spec}, opts)
+func (b *Builder) Spout(id string, spec *SpoutSpec, opts ...Option) string {
+	return b.add(&componentDef{id: id, spoutKind: true, spout: spec}, opts)
 }
 
 // Bolt adds a bolt.
-func (b *Builder) Bolt(id string, spec *BoltSpec, opts ...Option) ComponentID {
-	return b.add(&componentDef{id: id, kind: BoltKind, bolt: spec}, opts)
+func (b *Builder) Bolt(id string, spec *BoltSpec, opts ...Option) string {
+	return b.add(&componentDef{id: id, bolt: spec}, opts)
 }
 
-func (b *Builder) add(c *componentDef, opts []Option) ComponentID {
+func (b *Builder) add(c *componentDef, opts []Option) string {
 	c.parallelism = 1
 	for _, o := range opts {
 		o.apply(c)
 	}
 	b.components = append(b.components, c)
-	return ComponentID(c.id)
+	return c.id
 }
 
 // Anchored subscribes bolt to a stream of from; tuples on this edge join the
 // tuple tree of what the emitter is processing.
-func (b *Builder) Anchored(from, to ComponentID, g Grouping) {
+func (b *Builder) Anchored(from, to string, g Grouping) {
 	b.edges = append(b.edges, edgeDef{from: from, to: to, grouping: g, anchored: true})
 }
 
 // Unanchored subscribes bolt to a stream of from, fire-and-forget.
-func (b *Builder) Unanchored(from, to ComponentID, g Grouping) {
+func (b *Builder) Unanchored(from, to string, g Grouping) {
 	b.edges = append(b.edges, edgeDef{from: from, to: to, grouping: g})
 }
 
@@ -220,6 +215,7 @@ func (b *Builder) Build() (*Topology, error) {
 	v.edges()
 	v.inputs()
 	v.cycles()
+	v.numberTasks()
 	if len(v.problems) > 0 {
 		return nil, &ValidationError{Topology: b.name, Problems: v.problems}
 	}
@@ -241,7 +237,7 @@ func (v *validator) settings() {
 	if v.b.name == "" {
 		v.problem("topology has no name")
 	}
-	s, err := Resolve(v.b.conf)
+	s, err := resolve(v.b.conf)
 	if err != nil {
 		v.problem("topology %v", err)
 	}
@@ -250,9 +246,9 @@ func (v *validator) settings() {
 
 func (v *validator) components() {
 	for _, d := range v.b.components {
-		c := &Component{ID: d.id, Kind: d.kind, Parallelism: d.parallelism, Conf: d.conf,
+		c := &Component{ID: d.id, Parallelism: d.parallelism, Conf: d.conf,
 			Spout: d.spout, Bolt: d.bolt, Activation: d.activation, Deactivation: d.deactivation}
-		v.component(c)
+		v.component(c, d.spoutKind)
 		if _, dup := v.byID[d.id]; dup {
 			v.problem("component %q is defined more than once", d.id)
 			continue
@@ -263,20 +259,24 @@ func (v *validator) components() {
 	}
 }
 
-func (v *validator) component(c *Component) {
+func (v *validator) component(c *Component, spout bool) {
+	kind := "bolt"
+	if spout {
+		kind = "spout"
+	}
 	switch {
 	case c.ID == "":
-		v.problem("a %v has an empty id", c.Kind)
+		v.problem("a %s has an empty id", kind)
 	case strings.HasPrefix(c.ID, "__"):
 		v.problem("component id %q is reserved (ids starting with \"__\" belong to the system)", c.ID)
 	}
 	if c.Parallelism < 1 {
 		v.problem("component %q has parallelism %d; it must be at least 1", c.ID, c.Parallelism)
 	}
-	if (c.Kind == SpoutKind && c.Spout == nil) || (c.Kind == BoltKind && c.Bolt == nil) {
-		v.problem("%v %q has no definition (nil spec)", c.Kind, c.ID)
+	if (spout && c.Spout == nil) || (!spout && c.Bolt == nil) {
+		v.problem("%s %q has no definition (nil spec)", kind, c.ID)
 	}
-	if c.Kind == SpoutKind && (c.Activation != nil || c.Deactivation != nil) {
+	if spout && (c.Activation != nil || c.Deactivation != nil) {
 		v.problem("spout %q has an activation or deactivation tuple; only bolts take them", c.ID)
 	}
 	if c.Bolt != nil {
@@ -305,7 +305,7 @@ func (v *validator) streams() {
 			v.problem("a stream was declared with a nil sample")
 			continue
 		}
-		if existing := v.t.StreamOf(d.typ); existing != nil {
+		if existing := v.t.streamOf(d.typ); existing != nil {
 			if d.name != "" && d.name != existing.Name {
 				v.problem("stream type %v is declared twice, as %q and %q", d.typ, existing.Name, d.name)
 			}
@@ -344,7 +344,7 @@ func (v *validator) edges() {
 		}
 		seen[key] = true
 		src := e.From.ID + "/" + e.Stream.Name
-		direct := e.Grouping.Kind == GroupDirect
+		direct := e.Grouping.Kind == grouping.Direct
 		if was, ok := directness[src]; ok && was != direct {
 			v.problem("stream %q of %q mixes direct and non-direct groupings; a stream is either direct or not", e.Stream.Name, e.From.ID)
 		}
@@ -354,7 +354,7 @@ func (v *validator) edges() {
 }
 
 func (v *validator) edge(d edgeDef) (*Edge, bool) {
-	from, to := v.byID[string(d.from)], v.byID[string(d.to)]
+	from, to := v.byID[d.from], v.byID[d.to]
 	ok := true
 	if from == nil {
 		v.problem("edge %q -> %q: source component %q is not defined", d.from, d.to, d.from)
@@ -363,16 +363,16 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 	if to == nil {
 		v.problem("edge %q -> %q: destination component %q is not defined", d.from, d.to, d.to)
 		ok = false
-	} else if to.Kind != BoltKind {
+	} else if to.Bolt == nil {
 		v.problem("edge %q -> %q: destination %q is a spout; only bolts subscribe to streams", d.from, d.to, d.to)
 		ok = false
 	}
 	g := d.grouping
-	if g.Kind == 0 || g.Stream == nil {
+	if g.Kind == "" || g.Stream == nil {
 		v.problem("edge %q -> %q has no grouping", d.from, d.to)
 		return nil, false
 	}
-	s := v.t.StreamOf(g.Stream)
+	s := v.t.streamOf(g.Stream)
 	if s == nil {
 		v.problem("edge %q -> %q: stream type %v is not in the topology's schema (declare it with Streams)", d.from, d.to, g.Stream)
 		return nil, false
@@ -384,22 +384,26 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		v.problem("edge %q -> %q: spout %q emits %v, not %v", d.from, d.to, d.from, from.Spout.Output, g.Stream)
 		ok = false
 	}
-	if g.Kind == GroupDirect && from.Kind == SpoutKind {
+	if g.Kind == grouping.Direct && from.Spout != nil {
 		// A SpoutEmitter has no EmitDirect: such an edge would silently get nothing.
 		v.problem("edge %q -> %q: direct grouping on spout %q, which cannot emit direct", d.from, d.to, d.from)
+		ok = false
+	}
+	if d.anchored && to.Bolt != nil && to.Bolt.Kind == terminatorKind {
+		v.problem("edge %q -> %q: bolt %q is a Terminator, which fails every input, on an anchored edge: every tree through it would fail (use Unanchored, or AutoAck to ack)", d.from, d.to, d.to)
 		ok = false
 	}
 	if to.Bolt != nil && !g.Stream.AssignableTo(to.Bolt.Input) {
 		v.problem("edge %q -> %q: bolt %q takes %v and cannot accept stream %q (%v)", d.from, d.to, d.to, to.Bolt.Input, s.Name, g.Stream)
 		ok = false
 	}
-	if g.Kind == GroupFields {
+	if g.Kind == grouping.Fields {
 		if len(g.Fields) == 0 {
 			v.problem("edge %q -> %q: fields grouping on stream %q names no fields", d.from, d.to, s.Name)
 			ok = false
 		}
 		for _, f := range g.Fields {
-			if !s.HasField(f) {
+			if !s.hasField(f) {
 				v.problem("edge %q -> %q: fields grouping on %q, which stream %q lacks (it has %v)", d.from, d.to, f, s.Name, s.Fields)
 				ok = false
 			}
@@ -415,10 +419,10 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 func (v *validator) inputs() {
 	fed := map[string]bool{}
 	for _, e := range v.b.edges { // rejected edges were reported already
-		fed[string(e.to)] = true
+		fed[e.to] = true
 	}
 	for _, c := range v.t.Components {
-		if c.Kind == BoltKind && !fed[c.ID] {
+		if c.Bolt != nil && !fed[c.ID] {
 			v.problem("bolt %q has no input", c.ID)
 		}
 	}
@@ -450,7 +454,7 @@ func (v *validator) cycles() {
 				key := strings.Join(sortedCopy(cycle[:len(cycle)-1]), ",")
 				if !reported[key] {
 					reported[key] = true
-					v.problem("cycle %s: topologies must be acyclic", strings.Join(cycle, " -> "))
+					v.problem("cycle %s: topologies must be acyclic", quoteAll(cycle, " -> "))
 				}
 			case white:
 				visit(n)
@@ -464,6 +468,32 @@ func (v *validator) cycles() {
 			visit(c.ID)
 		}
 	}
+}
+
+// numberTasks gives every component its task ids (see [Component]) and the
+// ackers theirs.
+func (v *validator) numberTasks() {
+	byID := append([]*Component(nil), v.t.Components...)
+	sort.Slice(byID, func(i, j int) bool { return byID[i].ID < byID[j].ID })
+	next := 1
+	for _, c := range byID {
+		for range c.Parallelism {
+			c.Tasks = append(c.Tasks, next)
+			next++
+		}
+	}
+	for range v.t.Settings.AckerTasks {
+		v.t.AckerTasks = append(v.t.AckerTasks, next)
+		next++
+	}
+}
+
+func quoteAll(ids []string, sep string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = fmt.Sprintf("%q", id)
+	}
+	return strings.Join(q, sep)
 }
 
 func cycleFrom(path []string, start string) []string {

@@ -1,7 +1,8 @@
 package dsl
 
 import (
-	"reflect"
+	"context"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -28,29 +29,26 @@ type Tuple struct {
 	ID     TupleID
 }
 
-// SystemComponent and TickStream name where tick tuples come from, as in Storm.
-const (
-	SystemComponent = "__system"
-	TickStream      = "__tick"
-	SystemTask      = -1
-)
-
-// Tick is the value of a tick tuple; RateSecs is the bolt's tick frequency.
+// Tick is the value of a tick tuple, as Storm sends it: from component "__system",
+// task -1, on stream "__tick" (Tuple.Stream is nil). RateSecs is the bolt's tick
+// frequency in whole seconds, at least 1 (Storm's field is an integer); Period is
+// the exact frequency, for sub-second settings.
 type Tick struct {
 	RateSecs int `storm:"rate_secs"`
+	Period   time.Duration
 }
 
-// Ticks is the stream tick tuples arrive on: Storm's "__tick", with one field,
-// rate_secs. It is not one of a topology's streams (its Index is -1).
-var Ticks = &Stream{Index: -1, Name: TickStream, Type: reflect.TypeFor[Tick](), Fields: []string{"rate_secs"}}
-
 // IsTick reports whether t is a tick tuple.
-func (t Tuple) IsTick() bool { return t.Stream == Ticks }
+func (t Tuple) IsTick() bool {
+	_, ok := t.Value.(Tick)
+	return ok && t.Stream == nil
+}
 
 // Emitter sends tuples from a bolt. Emit anchors the tuple to the input being
-// executed on anchored edges. Both panic with an *EmitError when the tuple's type is
-// not a stream of the topology or the task is not a direct subscriber; the runtime
-// recovers that panic at the user-code boundary and fails the input.
+// executed on anchored edges. Both panic with an error naming the component and
+// the stream when the tuple's type is not a stream of the topology or the task
+// is not a direct subscriber; the runtime recovers that panic at the user-code
+// boundary, logs it and fails the input.
 // An Emitter is only valid on the task's goroutine, during the call that got it.
 type Emitter interface {
 	Emit(tuple any)
@@ -70,42 +68,51 @@ type Collector interface {
 	Fail(input Tuple)
 }
 
-// TaskInfo describes the task a component instance runs as.
+// TaskInfo describes the task a component instance runs as. The runtime passes
+// it to the functions that create per-task state (ReliableFrom, AutoAckFrom,
+// Manual, ...), on the task's goroutine.
 type TaskInfo struct {
 	Topology    string
 	Component   string
-	Task        int // topology-wide task id
+	Task        int // topology-wide task id; see [Component] for the numbering
 	Index       int // 0..Parallelism-1 within the component
 	Parallelism int
 	Settings    Settings
 	Conf        Conf // the merged raw conf, including keys goshelter does not know
-	Logger      *zap.Logger
+	// Logger logs with the topology, component and task as fields.
+	Logger *zap.Logger
+	// Model is the validated topology the task belongs to (read-only): Storm's
+	// TopologyContext. Model.Component(id).Tasks are a component's task ids, as
+	// Storm's getComponentTasks, for direct grouping.
+	Model *Topology
 	// Post runs fn later on the task's own goroutine, between inputs, with the
 	// task's Collector (nil for spouts). Components that hear from outside the
-	// runtime (a shell child's output) use it to emit, ack and fail safely.
-	// It never blocks.
+	// runtime (a goroutine doing I/O, a shell child's output) use it to emit, ack
+	// and fail safely. It never blocks; after the task stopped, fn is dropped.
 	Post func(fn func(c Collector))
 	// Fail fails the task with err, as a panic in Next would: under supervision
 	// the topology restarts. It never blocks.
 	Fail func(err error)
-	// Model is the validated topology the task belongs to (read-only). Shell
-	// components read it to describe the topology to their child process.
-	Model *Topology
 	// Metric records the latest value a component reports under name (Storm's
 	// multilang "metrics" command); it shows in the task's stats. It never blocks.
 	Metric func(name string, value any)
+
+	ctx context.Context
 }
 
-// EmitError reports an emit the topology cannot route.
-type EmitError struct {
-	Component string
-	Stream    string // the tuple's Go type or stream name
-	Task      int    // the direct target, if any
-	Reason    string
+// Context returns a context that ends when the task is deactivated or stopped,
+// for components doing I/O (a bolt calling a service, a source waiting for
+// data). It is never nil.
+func (ti TaskInfo) Context() context.Context {
+	if ti.ctx == nil {
+		return context.Background()
+	}
+	return ti.ctx
 }
 
-func (e *EmitError) Error() string {
-	return "dsl: component " + quote(e.Component) + " cannot emit " + e.Stream + ": " + e.Reason
+// WithContext returns a copy of ti whose Context is ctx. The runtime uses it;
+// tests that call a component's constructor directly may too.
+func (ti TaskInfo) WithContext(ctx context.Context) TaskInfo {
+	ti.ctx = ctx
+	return ti
 }
-
-func quote(s string) string { return "\"" + s + "\"" }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/goshelter/goshelter/internal/component"
+
 	"github.com/goshelter/goshelter/dsl"
 	"go.uber.org/zap"
 )
@@ -112,18 +114,18 @@ func (e *servedSpout) Emit(tuple any, tracked bool) uint64 {
 }
 
 // encode names tuple's stream and encodes its values; it panics with a
-// *dsl.EmitError if the type is not a stream of the topology.
+// *component.EmitError if the type is not a stream of the topology.
 func (s *server) encode(tuple any) (*dsl.Stream, []json.RawMessage) {
 	st := s.topo.StreamOf(reflect.TypeOf(tuple))
 	if st == nil {
-		panic(&dsl.EmitError{Component: s.info.Component, Stream: fmt.Sprintf("%T", tuple), Reason: "its type is not a stream of the topology (declare it with Streams)"})
+		panic(&component.EmitError{Component: s.info.Component, Stream: fmt.Sprintf("%T", tuple), Reason: "its type is not a stream of the topology (declare it with Streams)"})
 	}
 	vals := st.Values(tuple)
 	raw := make([]json.RawMessage, len(vals))
 	for i, v := range vals {
 		b, err := marshalValue(v)
 		if err != nil {
-			panic(&dsl.EmitError{Component: s.info.Component, Stream: st.Name, Reason: fmt.Sprintf("field %q cannot be sent as JSON: %v", st.Fields[i], err)})
+			panic(&component.EmitError{Component: s.info.Component, Stream: st.Name, Reason: fmt.Sprintf("field %q cannot be sent as JSON: %v", st.Fields[i], err)})
 		}
 		raw[i] = b
 	}

@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/goshelter/goshelter/internal/component"
+
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/grouping"
+	"github.com/goshelter/goshelter/internal/ids"
 )
 
 // Sink receives what a router decides. The runtime implements it with per-destination
@@ -25,7 +29,7 @@ type Router struct {
 	plan    *Plan
 	self    Task
 	sink    Sink
-	ids     IDs
+	ids     ids.Source
 	tracks  bool // the topology has ackers
 	streams []streamOut
 	last    int // index of the last stream emitted, checked first
@@ -40,21 +44,39 @@ type streamOut struct {
 
 // distributor spreads one stream over one destination component's tasks.
 type distributor struct {
-	route Route
+	route route
+	kind  groupingKind
 	next  int // shuffle position
 }
 
-// NewRouter builds the emit path of task. ids supplies its tuple ids.
-func (p *Plan) NewRouter(task Task, sink Sink, ids IDs) *Router {
-	r := &Router{plan: p, self: task, sink: sink, ids: ids, tracks: len(p.Ackers) > 0}
+// groupingKind is a Grouping's kind as the per-tuple path switches on it.
+type groupingKind uint8
+
+const (
+	byShuffle groupingKind = iota
+	byFields
+	toAll
+	byEmitter
+	toLowest
+)
+
+var groupings = map[string]groupingKind{
+	grouping.Shuffle: byShuffle, grouping.Fields: byFields, grouping.All: toAll,
+	grouping.Direct: byEmitter, grouping.Global: toLowest,
+}
+
+// NewRouter builds the emit path of task. src supplies its tuple ids.
+func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
+	r := &Router{plan: p, self: task, sink: sink, ids: src, tracks: len(p.Ackers) > 0}
 	r.streams = make([]streamOut, len(p.Topology.Streams))
 	for i, s := range p.Topology.Streams {
 		out := streamOut{stream: s}
 		if task.Component != nil {
-			for j, route := range p.Routes[task.Component.Index][i] {
-				out.dists = append(out.dists, distributor{route: route, next: task.Index + j})
-				out.direct = route.Edge.Grouping.Kind == dsl.GroupDirect
-				out.tracked = out.tracked || route.Edge.Anchored
+			for j, rt := range p.routes[task.Component.Index][i] {
+				kind := groupings[rt.edge.Grouping.Kind]
+				out.dists = append(out.dists, distributor{route: rt, kind: kind, next: task.Index + j})
+				out.direct = kind == byEmitter
+				out.tracked = out.tracked || rt.edge.Anchored
 			}
 		}
 		r.streams[i] = out
@@ -65,7 +87,7 @@ func (p *Plan) NewRouter(task Task, sink Sink, ids IDs) *Router {
 // stream finds the stream of tuple's type.
 func (r *Router) stream(tuple any) (*streamOut, error) {
 	if len(r.streams) == 0 {
-		return nil, &dsl.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
+		return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
 	}
 	typ := reflect.TypeOf(tuple)
 	if s := &r.streams[r.last]; s.stream.Type == typ {
@@ -77,7 +99,7 @@ func (r *Router) stream(tuple any) (*streamOut, error) {
 			return &r.streams[i], nil
 		}
 	}
-	return nil, &dsl.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprint(typ), Reason: "its type is not a stream of the topology (declare it with Streams)"}
+	return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprint(typ), Reason: "its type is not a stream of the topology (declare it with Streams)"}
 }
 
 // EmitSpout routes a spout's tuple. When tracked is true and some subscriber is on
@@ -116,7 +138,7 @@ func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 	t := dsl.Tuple{Value: tuple, Stream: s.stream, Source: r.self.Component.ID, Task: r.self.ID}
 	for i := range s.dists {
 		d := &s.dists[i]
-		anchored := d.route.Edge.Anchored && roots.Root != 0
+		anchored := d.route.edge.Anchored && roots.Root != 0
 		deliver := func(task int, t dsl.Tuple) {
 			if anchored {
 				t.ID = roots
@@ -126,7 +148,7 @@ func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 			r.sink.Deliver(task, t)
 		}
 		if direct != 0 {
-			if containsTask(d.route.Tasks, direct) {
+			if containsTask(d.route.tasks, direct) {
 				deliver(direct, t)
 			}
 			continue
@@ -138,18 +160,18 @@ func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 func (r *Router) checkDirect(s *streamOut, direct int) error {
 	switch {
 	case direct != 0 && len(s.dists) > 0 && !s.direct:
-		return &dsl.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Task: direct, Reason: "EmitDirect on a stream whose subscribers do not use direct grouping"}
+		return &component.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Task: direct, Reason: "EmitDirect on a stream whose subscribers do not use direct grouping"}
 	case direct == 0 && s.direct:
-		return &dsl.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Reason: "the stream is direct: use EmitDirect with a task id"}
+		return &component.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Reason: "the stream is direct: use EmitDirect with a task id"}
 	case direct != 0 && !r.directTarget(s, direct):
-		return &dsl.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Task: direct, Reason: fmt.Sprintf("task %d does not subscribe to the stream", direct)}
+		return &component.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Task: direct, Reason: fmt.Sprintf("task %d does not subscribe to the stream", direct)}
 	}
 	return nil
 }
 
 func (r *Router) directTarget(s *streamOut, task int) bool {
 	for i := range s.dists {
-		if containsTask(s.dists[i].route.Tasks, task) {
+		if containsTask(s.dists[i].route.tasks, task) {
 			return true
 		}
 	}
@@ -165,20 +187,20 @@ func (r *Router) anchorAll(id dsl.TupleID, edge uint64) {
 
 // spread applies the distributor's grouping and calls deliver per chosen task.
 func (r *Router) spread(d *distributor, t dsl.Tuple, deliver func(int, dsl.Tuple)) {
-	tasks := d.route.Tasks
+	tasks := d.route.tasks
 	if len(tasks) == 1 {
 		deliver(tasks[0], t)
 		return
 	}
-	switch d.route.Edge.Grouping.Kind {
-	case dsl.GroupShuffle:
+	switch d.kind {
+	case byShuffle:
 		d.next++
 		deliver(tasks[d.next%len(tasks)], t)
-	case dsl.GroupFields:
-		deliver(tasks[d.route.Edge.Grouping.Key(t.Value)%uint64(len(tasks))], t)
-	case dsl.GroupGlobal:
+	case byFields:
+		deliver(tasks[d.route.edge.Grouping.Key(t.Value)%uint64(len(tasks))], t)
+	case toLowest:
 		deliver(tasks[0], t)
-	case dsl.GroupAll:
+	case toAll:
 		for _, task := range tasks {
 			deliver(task, t)
 		}

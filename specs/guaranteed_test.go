@@ -19,7 +19,7 @@ import (
 
 	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/clock"
+	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/protocol"
 	"github.com/goshelter/goshelter/routing"

@@ -40,7 +40,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/clock"
+	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/supervision"
 )

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/clock"
+	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/protocol"
 	"github.com/goshelter/goshelter/supervision"

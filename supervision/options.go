@@ -1,11 +1,12 @@
 package supervision
 
 import (
+	"fmt"
+	"os"
 	"time"
 
-	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/clock"
-	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/internal/clock"
+	"github.com/goshelter/goshelter/internal/hooks"
 	"go.uber.org/zap"
 )
 
@@ -19,60 +20,100 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	logger       *zap.Logger
 	clock        clock.Clock
-	base, cap    time.Duration
-	maxRestarts  int
-	stable       time.Duration
-	restarts     bool
+	restarts     Restarts
+	restartsOff  bool
 	events       func(Event)
-	trace        func(actors.Event)
-	ids          func(task int) routing.IDs
+	trace        func(TraceEvent)
+	ids          func(task int) func() uint64
 	drainTimeout time.Duration
 }
 
+// The restart defaults: FsShelter's, with Storm-like limits.
+const (
+	defaultBase   = time.Second
+	defaultCap    = 30 * time.Second
+	defaultMax    = 5
+	defaultStable = time.Minute
+)
+
 func defaults() options {
 	return options{
-		logger:      zap.NewNop(),
-		clock:       clock.Real(),
-		base:        time.Second,
-		cap:         30 * time.Second,
-		maxRestarts: 5,
-		stable:      time.Minute,
-		restarts:    true,
+		clock:    clock.Real(),
+		restarts: Restarts{Base: defaultBase, Cap: defaultCap, Max: defaultMax, StablePeriod: defaultStable},
 	}
 }
 
-// WithLogger logs lifecycle events and task logs to l (default: no logs).
-// protoactor-go's own logs go to it too.
-func WithLogger(l *zap.Logger) Option { return optionFunc(func(o *options) { o.logger = l }) }
-
-// WithClock sets the clock for back-off, stable periods, timeouts and ticks.
-func WithClock(c clock.Clock) Option { return optionFunc(func(o *options) { o.clock = c }) }
-
-// WithBackoff sets the restart back-off: min(base·2^n, cap) after the n-th failure.
-func WithBackoff(base, cap time.Duration) Option {
-	return optionFunc(func(o *options) { o.base, o.cap = base, cap })
+// defaultLogger logs warnings and errors to stderr as JSON (zap's production
+// configuration), so panics, failed inputs and refused trees are visible
+// without any setup.
+func defaultLogger() *zap.Logger {
+	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	l, err := cfg.Build()
+	if err != nil { // stderr cannot be opened: nothing else could log either
+		fmt.Fprintln(os.Stderr, "supervision: cannot build the default logger:", err)
+		return zap.NewNop()
+	}
+	return l
 }
 
-// WithMaxRestarts sets how many consecutive restarts are tried before giving up.
-func WithMaxRestarts(n int) Option { return optionFunc(func(o *options) { o.maxRestarts = n }) }
+// WithLogger logs lifecycle events, task failures and the runtime's own
+// warnings to l. Without it, warnings and errors go to stderr (zap's production
+// configuration at warn); WithLogger(zap.NewNop()) silences everything.
+func WithLogger(l *zap.Logger) Option { return optionFunc(func(o *options) { o.logger = l }) }
 
-// WithStablePeriod sets how long an incarnation must run without failing before
-// the restart count goes back to zero (default 1 minute).
-func WithStablePeriod(d time.Duration) Option { return optionFunc(func(o *options) { o.stable = d }) }
+func init() {
+	hooks.WithClock = func(c clock.Clock) any { return optionFunc(func(o *options) { o.clock = c }) }
+}
+
+// Restarts is the restart policy: after the n-th consecutive failure the host
+// waits min(Base·2^n, Cap) before starting a fresh incarnation, at most Max
+// times in a row; the count goes back to zero once an incarnation has run for
+// StablePeriod without failing. Zero fields take the defaults: Base 1 s (so the
+// first wait is 2 s), Cap 30 s, Max 5, StablePeriod 1 minute.
+type Restarts struct {
+	Base, Cap    time.Duration
+	Max          int
+	StablePeriod time.Duration
+}
+
+// WithRestarts sets the restart policy; see [Restarts] for the defaults.
+func WithRestarts(p Restarts) Option {
+	return optionFunc(func(o *options) {
+		if p.Base > 0 {
+			o.restarts.Base = p.Base
+		}
+		if p.Cap > 0 {
+			o.restarts.Cap = p.Cap
+		}
+		if p.Max > 0 {
+			o.restarts.Max = p.Max
+		}
+		if p.StablePeriod > 0 {
+			o.restarts.StablePeriod = p.StablePeriod
+		}
+		o.restartsOff = false
+	})
+}
 
 // WithoutRestarts makes the first task failure stop the topology and end Wait
-// with that error.
-func WithoutRestarts() Option { return optionFunc(func(o *options) { o.restarts = false }) }
+// with that error, for an outer supervisor such as systemd or Kubernetes.
+func WithoutRestarts() Option { return optionFunc(func(o *options) { o.restartsOff = true }) }
 
-// WithEvents calls fn for every lifecycle event, on the supervisor's goroutine;
-// fn must not block.
+// WithEvents calls fn for every lifecycle event, in order, on a goroutine of
+// the host. fn should return quickly; it may call the Running's methods (Stop
+// from fn stops the topology asynchronously, see [Running.Stop]). A panic in fn
+// is logged and otherwise ignored.
 func WithEvents(fn func(Event)) Option { return optionFunc(func(o *options) { o.events = fn }) }
 
-// WithTrace calls fn for every message of every task (slow: for tests and debugging).
-func WithTrace(fn func(actors.Event)) Option { return optionFunc(func(o *options) { o.trace = fn }) }
+// WithTrace calls fn for every message of every task, from the tasks'
+// goroutines (concurrently): slow, for tests and debugging.
+func WithTrace(fn func(TraceEvent)) Option { return optionFunc(func(o *options) { o.trace = fn }) }
 
-// WithIDs sets each task's tuple id source (for reproducible runs).
-func WithIDs(fn func(task int) routing.IDs) Option {
+// WithIDs sets each task's tuple id generator, for reproducible runs: fn is
+// called once per task and incarnation, and its generator only from that task.
+// Zeros it returns are skipped.
+func WithIDs(fn func(task int) func() uint64) Option {
 	return optionFunc(func(o *options) { o.ids = fn })
 }
 

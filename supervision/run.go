@@ -4,25 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/clock"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/clock"
+	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
-	"go.uber.org/zap/exp/zapslog"
-	"go.uber.org/zap/zapcore"
 )
-
-// ErrGaveUp is wrapped by Wait's error when the supervisor stopped restarting.
-var ErrGaveUp = errors.New("supervision: gave up restarting the topology")
-
-// ErrStopped is returned by Stop when the topology had already stopped.
-var ErrStopped = errors.New("supervision: topology already stopped")
 
 // teardownTimeout bounds how long a failed incarnation may take to stop.
 const teardownTimeout = 10 * time.Second
@@ -31,11 +22,10 @@ const teardownTimeout = 10 * time.Second
 type Running struct {
 	opts   options
 	plan   *routing.Plan
-	system *actor.ActorSystem
-	sup    *actor.PID
+	system *actors.System
 	log    *zap.Logger
 
-	failures chan failure
+	failures chan actors.Failure
 	restart  chan int // incarnation number whose back-off ended
 	stable   chan int // incarnation number that ran for the stable period
 	stopReq  chan context.Context
@@ -52,11 +42,6 @@ type Running struct {
 	since       time.Time // when the current incarnation became active; guarded by mu
 }
 
-type failure struct {
-	pid    *actor.PID
-	reason any
-}
-
 // Run starts topology t and returns once its first incarnation is active. When a
 // task fails, the topology is restarted with back-off (see the package doc) unless
 // [WithoutRestarts] is given.
@@ -65,19 +50,15 @@ func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error)
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	if o.logger == nil {
+		o.logger = defaultLogger()
+	}
 	r := &Running{
 		opts: o, plan: routing.Compile(t), log: o.logger.With(zap.String("topology", t.Name)),
-		failures: make(chan failure, 64), restart: make(chan int, 1), stable: make(chan int, 1),
+		failures: make(chan actors.Failure, 64), restart: make(chan int, 1), stable: make(chan int, 1),
 		stopReq: make(chan context.Context), stopRes: make(chan error, 1), done: make(chan struct{}),
 	}
-	core, err := zapcore.NewIncreaseLevelCore(o.logger.Core(), zap.WarnLevel)
-	if err != nil { // the user's core is already quieter than warn
-		core = o.logger.Core()
-	}
-	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(zapslog.NewHandler(core))
-	}))
-	r.sup = r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &supervisor{r: r} }))
+	r.system = actors.NewSystem(o.logger, r.onFailure)
 	if err := r.startIncarnation(ctx); err != nil {
 		r.shutdown()
 		return nil, err
@@ -92,23 +73,18 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 	r.number++
 	n := r.number
 	r.mu.Unlock()
-	inc, err := actors.New(r.plan, actors.Config{
-		Spawn: r.spawn, Root: r.system.Root, Name: fmt.Sprintf("i%d/", n),
-		Logger: r.opts.logger, Clock: r.opts.clock, IDs: r.opts.ids, Trace: r.opts.trace,
-		DrainTimeout: r.opts.drainTimeout,
+	r.mu.Lock()
+	r.current = nil
+	r.mu.Unlock()
+	inc, err := r.system.Start(ctx, r.plan, actors.Config{
+		Name: fmt.Sprintf("i%d/", n), Logger: r.opts.logger, Clock: r.opts.clock,
+		IDs: idSources(r.opts.ids), Trace: traceFunc(r.opts.trace), DrainTimeout: r.opts.drainTimeout,
 	})
 	r.mu.Lock()
 	r.current = inc
 	r.mu.Unlock()
-	if err == nil {
-		err = inc.Activate(ctx)
-	}
-	if errors.Is(err, actors.ErrBroken) {
-		err = nil // a task failed while starting: the loop handles it like any failure
-	}
 	if err != nil {
 		r.dropCurrent()
-		inc.Break()
 		stopCtx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
 		defer cancel()
 		return errors.Join(fmt.Errorf("starting topology %q: %w", r.plan.Topology.Name, err), inc.Stop(stopCtx))
@@ -118,8 +94,8 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 	r.mu.Unlock()
 	r.emit(Event{Kind: Started, Incarnation: n})
 	r.stopStableTimer()
-	if r.opts.stable > 0 {
-		t := r.opts.clock.AfterFunc(r.opts.stable, func() { offer(r.stable, n) })
+	if p := r.opts.restarts.StablePeriod; p > 0 {
+		t := r.opts.clock.AfterFunc(p, func() { offer(r.stable, n) })
 		r.mu.Lock()
 		r.stableTimer = t
 		r.mu.Unlock()
@@ -142,31 +118,17 @@ func (r *Running) dropCurrent() *actors.Topology {
 	return inc
 }
 
-// spawn creates a task actor as a child of the supervisor actor.
-func (r *Running) spawn(props *actor.Props, name string) (*actor.PID, error) {
-	req := &spawnRequest{props: props, name: name, reply: make(chan spawnReply, 1)}
-	r.system.Root.Send(r.sup, req)
-	rep := <-req.reply
-	return rep.pid, rep.err
-}
-
-// onFailure runs on the supervisor actor: it breaks the failed incarnation at once
-// (so nothing waits on it) and tells the loop.
-func (r *Running) onFailure(pid *actor.PID, reason any) {
-	if p, ok := reason.(*actors.PanicError); ok {
-		r.log.Error("task panicked", zap.Stringer("actor", pid), zap.Any("panic", p.Value), zap.ByteString("stack", p.Stack))
+// onFailure runs on the actor system's supervisor: the failed incarnation is
+// already broken (nothing waits on it); the loop decides what follows.
+func (r *Running) onFailure(f actors.Failure) {
+	if f.Stack != nil {
+		r.log.Error("task panicked", zap.String("component", f.Component), zap.Int("task", f.Task),
+			zap.Error(f.Err), zap.ByteString("stack", f.Stack))
 	}
-	r.mu.Lock()
-	for _, inc := range [...]*actors.Topology{r.current, r.stopping} {
-		if inc != nil && inc.Owns(pid) {
-			inc.Break() // so nothing waits on the failed task, Stop included
-		}
-	}
-	r.mu.Unlock()
 	select {
-	case r.failures <- failure{pid: pid, reason: reason}:
+	case r.failures <- f:
 	default:
-		r.log.Warn("task failure coalesced: failure queue full", zap.Any("reason", reason))
+		r.log.Warn("task failure coalesced: failure queue full", zap.Error(f.Err))
 	}
 }
 
@@ -189,27 +151,27 @@ func (r *Running) emit(e Event) {
 func (r *Running) loop() {
 	defer close(r.done)
 	attempt := 0
-	var backoff clock.Timer
+	var backoffTimer clock.Timer
 	defer func() {
-		if backoff != nil {
-			backoff.Stop()
+		if backoffTimer != nil {
+			backoffTimer.Stop()
 		}
 		r.stopStableTimer()
 	}()
 	// fail decides what follows a failure: a restart after back-off, or the end.
 	fail := func(err error) (end bool) {
-		if !r.opts.restarts || attempt >= r.opts.maxRestarts {
-			if r.opts.restarts {
+		if r.opts.restartsOff || attempt >= r.opts.restarts.Max {
+			if !r.opts.restartsOff {
 				err = fmt.Errorf("%w after %d restarts: %w", ErrGaveUp, attempt, err)
 			}
 			r.finish(err, Event{Kind: GaveUp, Incarnation: r.incarnation(), Err: err})
 			return true
 		}
 		attempt++
-		delay := Backoff(r.opts.base, r.opts.cap, attempt)
+		delay := backoff(r.opts.restarts.Base, r.opts.restarts.Cap, attempt)
 		n := r.incarnation()
 		r.emit(Event{Kind: Restarting, Incarnation: n, Attempt: attempt, Delay: delay})
-		backoff = r.opts.clock.AfterFunc(delay, func() { offer(r.restart, n) })
+		backoffTimer = r.opts.clock.AfterFunc(delay, func() { offer(r.restart, n) })
 		return false
 	}
 	for {
@@ -219,7 +181,7 @@ func (r *Running) loop() {
 				return
 			}
 		case <-r.restart:
-			backoff = nil
+			backoffTimer = nil
 			r.mu.Lock()
 			r.restarts++
 			r.mu.Unlock()
@@ -260,13 +222,13 @@ func (r *Running) stopStableTimer() {
 
 // failed handles a failure report: stale reports (from an incarnation already
 // stopped, or coalesced into a restart under way) are logged and skipped.
-func (r *Running) failed(f failure) (err error, stale bool) {
+func (r *Running) failed(f actors.Failure) (err error, stale bool) {
 	inc := r.currentTopology()
-	if inc == nil || !inc.Owns(f.pid) {
-		r.log.Warn("task failure coalesced into the restart under way", zap.Any("reason", f.reason))
+	if inc == nil || f.Topology != inc {
+		r.log.Warn("task failure coalesced into the restart under way", zap.Error(f.Err))
 		return nil, true
 	}
-	te := inc.FailureError(f.pid, f.reason)
+	te := taskError(r.plan.Topology.Name, f)
 	r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: te})
 	r.dropCurrent()
 	ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
@@ -283,10 +245,7 @@ func (r *Running) finish(err error, e Event) {
 	r.shutdown()
 }
 
-func (r *Running) shutdown() {
-	_ = r.system.Root.StopFuture(r.sup).Wait()
-	r.system.Shutdown()
-}
+func (r *Running) shutdown() { r.system.Shutdown() }
 
 func (r *Running) incarnation() int {
 	r.mu.Lock()
@@ -300,8 +259,8 @@ func (r *Running) currentTopology() *actors.Topology {
 	return r.current
 }
 
-// Stop drains and stops the topology (see actors.Topology.Stop) and releases the
-// actor system. It returns ErrStopped if the topology had already stopped.
+// Stop drains and stops the topology and releases everything it holds. It
+// returns ErrStopped if the topology had already stopped.
 func (r *Running) Stop(ctx context.Context) error {
 	select {
 	case r.stopReq <- ctx:
@@ -314,7 +273,8 @@ func (r *Running) Stop(ctx context.Context) error {
 }
 
 // Wait blocks until the topology is down and returns why: nil after Stop, the
-// task's *actors.TaskError when restarts are off, or an error wrapping ErrGaveUp.
+// task's *TaskError when restarts are off, or an error wrapping ErrGaveUp (and
+// the last *TaskError).
 func (r *Running) Wait() error {
 	<-r.done
 	return r.err
@@ -322,3 +282,11 @@ func (r *Running) Wait() error {
 
 // Done is closed when the topology is down.
 func (r *Running) Done() <-chan struct{} { return r.done }
+
+// idSources adapts WithIDs' generators to the runtime's id sources.
+func idSources(fn func(task int) func() uint64) func(task int) ids.Source {
+	if fn == nil {
+		return nil
+	}
+	return func(task int) ids.Source { return ids.Func(fn(task)) }
+}

@@ -4,11 +4,10 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/dsl"
 )
 
-// Stats is a snapshot of a running topology: the current incarnation's counters,
-// per task. Counters start from zero with each incarnation, as a process's do
+// Stats is a snapshot of a running topology: the current incarnation's
+// counters. Counters start from zero with each incarnation, as a process's do
 // when it restarts; Restarts counts the incarnations replaced so far.
 type Stats struct {
 	Topology    string
@@ -17,7 +16,115 @@ type Stats struct {
 	Incarnation int
 	Restarts    int
 	InFlight    int64
-	Tasks       []actors.TaskSnapshot // the current incarnation's tasks, by task id
+	// Tasks are the current incarnation's tasks, by task id.
+	Tasks []TaskStats
+	// Components sums Tasks per component id ("__acker" for the ackers); Task
+	// is 0 in sums. A missing id is not a component of the topology.
+	Components map[string]TaskStats
+}
+
+// TaskStats are a task's counters, or a component's sums over its tasks.
+//
+// Durations are wall-clock time. Latencies are means over samples: process and
+// complete latencies are sampled on one input or tree in 13, execute time is
+// measured per batch of inputs.
+type TaskStats struct {
+	Component   string
+	Kind        string // "spout", "bolt" or "acker"
+	Task        int
+	Emitted     int64
+	Transferred int64 // tuples handed to downstream tasks (one emit to n tasks counts n)
+	Executed    int64 // bolts: inputs executed
+	Acked       int64 // spouts: trees completed; bolts: inputs acked; ackers: trees completed
+	Failed      int64 // spouts: trees nacked; bolts: inputs failed; ackers: trees failed, expired or refused
+	Expired     int64 // spouts and ackers: trees timed out (also counted in Failed)
+	Pending     int64 // spouts: open trees; ackers: trees tracked
+	// MailboxDepth is the number of data batches waiting.
+	MailboxDepth int
+	// SentTo counts tuples transferred, by destination task id.
+	SentTo map[int]int64
+	// Metrics holds the latest value of each metric the component reported
+	// (TaskInfo.Metric); in sums, a name reported by several tasks shows one value.
+	Metrics map[string]any
+
+	ExecuteTime     time.Duration // bolts: total time executing inputs
+	ProcessSamples  int64
+	ProcessTime     time.Duration // bolts: sum over samples, from leaving the mailbox to the ack
+	CompleteSamples int64
+	CompleteTime    time.Duration // spouts: sum over samples, from emit to the tree's ack
+
+	ExecuteLatency  time.Duration // ExecuteTime / Executed
+	ProcessLatency  time.Duration // ProcessTime / ProcessSamples
+	CompleteLatency time.Duration // CompleteTime / CompleteSamples
+}
+
+func taskStats(s actors.Snapshot) TaskStats {
+	t := TaskStats{
+		Component: s.Component, Kind: s.Kind, Task: s.Task, Emitted: s.Emitted, Transferred: s.Transferred,
+		Executed: s.Executed, Acked: s.Acked, Failed: s.Failed, Expired: s.Expired, Pending: s.Pending,
+		MailboxDepth: s.MailboxDepth, SentTo: s.SentTo, Metrics: s.Metrics,
+		ExecuteTime: time.Duration(s.ExecuteNanos), ProcessSamples: s.ProcessSamples, ProcessTime: time.Duration(s.ProcessNanos),
+		CompleteSamples: s.CompleteSamples, CompleteTime: time.Duration(s.CompleteNanos),
+	}
+	t.means()
+	return t
+}
+
+func (t *TaskStats) means() {
+	t.ExecuteLatency = mean(t.ExecuteTime, t.Executed)
+	t.ProcessLatency = mean(t.ProcessTime, t.ProcessSamples)
+	t.CompleteLatency = mean(t.CompleteTime, t.CompleteSamples)
+}
+
+func mean(d time.Duration, n int64) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return d / time.Duration(n)
+}
+
+// add adds o's counters to t, for sums over tasks.
+func (t *TaskStats) add(o TaskStats) {
+	t.Emitted += o.Emitted
+	t.Transferred += o.Transferred
+	t.Executed += o.Executed
+	t.Acked += o.Acked
+	t.Failed += o.Failed
+	t.Expired += o.Expired
+	t.Pending += o.Pending
+	t.MailboxDepth += o.MailboxDepth
+	t.ExecuteTime += o.ExecuteTime
+	t.ProcessSamples += o.ProcessSamples
+	t.ProcessTime += o.ProcessTime
+	t.CompleteSamples += o.CompleteSamples
+	t.CompleteTime += o.CompleteTime
+	for task, n := range o.SentTo {
+		if t.SentTo == nil {
+			t.SentTo = map[int]int64{}
+		}
+		t.SentTo[task] += n
+	}
+	for name, v := range o.Metrics { // opaque values: a later task's wins
+		if t.Metrics == nil {
+			t.Metrics = map[string]any{}
+		}
+		t.Metrics[name] = v
+	}
+	t.means()
+}
+
+// sumComponents sums tasks per component.
+func sumComponents(tasks []TaskStats) map[string]TaskStats {
+	out := make(map[string]TaskStats)
+	for _, t := range tasks {
+		sum, ok := out[t.Component]
+		if !ok {
+			sum = TaskStats{Component: t.Component, Kind: t.Kind}
+		}
+		sum.add(t)
+		out[t.Component] = sum
+	}
+	return out
 }
 
 // Stats returns a snapshot of the current incarnation's counters. It is cheap
@@ -30,44 +137,15 @@ func (r *Running) Stats() Stats {
 	inc, since := r.current, r.since
 	r.mu.Unlock()
 	if inc != nil {
-		s.Tasks = inc.Stats()
-		s.InFlight = inc.InFlight()
+		snaps, inFlight := inc.Stats()
+		for _, snap := range snaps {
+			s.Tasks = append(s.Tasks, taskStats(snap))
+		}
+		s.InFlight = inFlight
 		if !since.IsZero() {
 			s.Uptime = now.Sub(since)
 		}
 	}
+	s.Components = sumComponents(s.Tasks)
 	return s
-}
-
-// Topology returns the topology being run.
-func (r *Running) Topology() *dsl.Topology { return r.plan.Topology }
-
-// Component sums the counters of a component's tasks ("__acker" for the ackers);
-// Task is 0 in sums.
-func (s Stats) Component(id string) actors.TaskSnapshot {
-	sum := actors.TaskSnapshot{Component: id}
-	for _, t := range s.Tasks {
-		if t.Component == id {
-			sum.Kind = t.Kind
-			sum.Add(t)
-		}
-	}
-	return sum
-}
-
-// Components returns one sum per component, in the order their tasks are
-// numbered (components by id, then "__acker"); Task is 0 in sums.
-func (s Stats) Components() []actors.TaskSnapshot {
-	var out []actors.TaskSnapshot
-	index := map[string]int{}
-	for _, t := range s.Tasks {
-		i, ok := index[t.Component]
-		if !ok {
-			i = len(out)
-			index[t.Component] = i
-			out = append(out, actors.TaskSnapshot{Component: t.Component, Kind: t.Kind})
-		}
-		out[i].Add(t)
-	}
-	return out
 }

@@ -20,8 +20,9 @@ type Clock interface {
 }
 
 // Timer cancels a scheduled callback. After Stop returns, f is not running and
-// will not run again.
-type Timer interface{ Stop() }
+// will not run again. It is an alias of an unnamed interface so that clocks
+// declared elsewhere (supervision.Clock) are the same interface as this one.
+type Timer = interface{ Stop() }
 
 // Real returns the wall clock.
 func Real() Clock { return realClock{} }

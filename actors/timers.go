@@ -3,9 +3,7 @@ package actors
 import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/acker"
-	"github.com/goshelter/goshelter/clock"
-	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/internal/clock"
 )
 
 // systemTask owns the timers: acker rotation (also a nudge to spouts) and tick
@@ -19,11 +17,11 @@ type systemTask struct {
 func (s *systemTask) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case activate:
-		s.trace.in(protocol.Activate{})
+		s.trace.in("Activate")
 		s.startTimers()
 		close(m.done)
 	case deactivate:
-		s.trace.in(protocol.Deactivate{})
+		s.trace.in("Deactivate")
 		s.stopTimers()
 		close(m.done)
 	case *actor.Stopping:
@@ -35,7 +33,7 @@ func (s *systemTask) startTimers() {
 	p := s.inc.plan
 	var rotate []*mailbox
 	for _, t := range p.Tasks {
-		if t.IsAcker() || t.Component.Kind == dsl.SpoutKind {
+		if t.Component == nil || t.Component.Spout != nil {
 			rotate = append(rotate, s.inc.boxes[t.ID])
 		}
 	}
@@ -44,11 +42,11 @@ func (s *systemTask) startTimers() {
 	}
 	for _, c := range p.Topology.Components {
 		freq := c.Settings.TickFrequency
-		if c.Kind != dsl.BoltKind || freq <= 0 {
+		if c.Bolt == nil || freq <= 0 {
 			continue
 		}
 		var boxes []*mailbox
-		for _, id := range p.ComponentTasks[c.Index] {
+		for _, id := range c.Tasks {
 			boxes = append(boxes, s.inc.boxes[id])
 		}
 		s.timers = append(s.timers, s.inc.clock.Every(freq, postAll(boxes)))

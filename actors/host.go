@@ -1,0 +1,157 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/goshelter/goshelter/routing"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+)
+
+// Failure reports a task that failed: a spout whose Next, Ack or Nack panicked,
+// a component that called TaskInfo.Fail, a shell child that died. Stack is set
+// when the task panicked.
+type Failure struct {
+	Topology  *Topology // the incarnation the task belonged to
+	Component string
+	Task      int
+	Err       error
+	Stack     []byte
+}
+
+// System hosts incarnations: one protoactor-go actor system whose supervisor
+// actor parents every task, so task failures reach it. It keeps no failed task
+// alive: the incarnation is broken and onFailure decides what follows.
+type System struct {
+	actors    *actor.ActorSystem
+	sup       *actor.PID
+	onFailure func(Failure)
+
+	mu   sync.Mutex // mu guards live
+	live []*Topology
+}
+
+// NewSystem starts an actor system whose own logs (dead letters included) go to
+// log at warn and above. onFailure is called on the supervisor's goroutine for
+// every task failure and must not block.
+func NewSystem(log *zap.Logger, onFailure func(Failure)) *System {
+	core, err := zapcore.NewIncreaseLevelCore(log.Core(), zap.WarnLevel)
+	if err != nil { // the user's core is already quieter than warn
+		core = log.Core()
+	}
+	s := &System{onFailure: onFailure}
+	s.actors = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(zapslog.NewHandler(core))
+	}))
+	s.sup = s.actors.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &supervisor{s: s} }))
+	return s
+}
+
+// Start spawns every task of plan and activates them in Storm's order: ackers,
+// bolts, spouts, then the system task's timers. When a task fails meanwhile it
+// returns nil: the failure reaches onFailure like any other. When ctx ends
+// first it returns ctx's cause. Either way the incarnation is returned, so the
+// caller can Stop it.
+func (s *System) Start(ctx context.Context, plan *routing.Plan, cfg Config) (*Topology, error) {
+	t := newTopology(plan, cfg, s)
+	s.mu.Lock()
+	s.live = append(s.live, t)
+	s.mu.Unlock()
+	if err := t.spawnAll(); err != nil {
+		return t, err
+	}
+	if err := t.activate(ctx); err != nil && !errors.Is(err, errBroken) {
+		return t, err
+	}
+	return t, nil
+}
+
+// Shutdown stops the supervisor and the actor system. Stop every incarnation first.
+func (s *System) Shutdown() {
+	_ = s.actors.Root.StopFuture(s.sup).Wait()
+	s.actors.Shutdown()
+}
+
+// forget drops a stopped incarnation.
+func (s *System) forget(t *Topology) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, l := range s.live {
+		if l == t {
+			s.live = append(s.live[:i], s.live[i+1:]...)
+			return
+		}
+	}
+}
+
+// spawn creates a task actor as a child of the supervisor actor.
+func (s *System) spawn(props *actor.Props, name string) (*actor.PID, error) {
+	req := &spawnRequest{props: props, name: name, reply: make(chan spawnReply, 1)}
+	s.actors.Root.Send(s.sup, req)
+	rep := <-req.reply
+	return rep.pid, rep.err
+}
+
+// failed breaks the incarnation that owns pid, so nothing waits on the failed
+// task, and reports the failure.
+func (s *System) failed(pid *actor.PID, reason any) {
+	s.mu.Lock()
+	var owner *Topology
+	for _, t := range s.live {
+		if t.owns(pid) {
+			owner = t
+			break
+		}
+	}
+	s.mu.Unlock()
+	f := Failure{Topology: owner, Component: "__system", Task: -1}
+	switch r := reason.(type) {
+	case *panicError:
+		f.Err, f.Stack = r, r.stack
+	case error:
+		f.Err = r
+	default:
+		f.Err = fmt.Errorf("%v", r)
+	}
+	if owner != nil {
+		owner.breakDown()
+		if task, ok := owner.taskOf(pid); ok {
+			f.Component, f.Task = componentName(task), task.ID
+		}
+	}
+	s.onFailure(f)
+}
+
+// supervisor parents every task actor. It implements protoactor-go's
+// SupervisorStrategy itself: a failed task stays suspended and is reported; the
+// host replaces the whole incarnation.
+type supervisor struct{ s *System }
+
+type spawnRequest struct {
+	props *actor.Props
+	name  string
+	reply chan spawnReply
+}
+
+type spawnReply struct {
+	pid *actor.PID
+	err error
+}
+
+func (s *supervisor) Receive(ctx actor.Context) {
+	if req, ok := ctx.Message().(*spawnRequest); ok {
+		pid, err := ctx.SpawnNamed(req.props, req.name)
+		req.reply <- spawnReply{pid: pid, err: err}
+	}
+}
+
+// HandleFailure implements actor.SupervisorStrategy.
+func (s *supervisor) HandleFailure(_ *actor.ActorSystem, _ actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason, _ any) {
+	s.s.failed(child, reason)
+}

@@ -1,0 +1,95 @@
+// Package component states the contract between the runtime and the
+// implementations of spouts and bolts: the tasks that dsl's constructors and the
+// multilang adapter build, and the runtime drives. Applications never see it;
+// they write dsl handlers and sources.
+//
+// # The contract
+//
+// A spec's NewTask (dsl.SpoutSpec, dsl.BoltSpec) returns a [SpoutTask] or a
+// [BoltTask]. The runtime calls every method on the task's own goroutine, one at
+// a time, so implementations need no locks; a method may block only as long as
+// the task may be unresponsive. A panic in any method is recovered by the
+// runtime: in a bolt's Execute it fails that input, elsewhere it fails the task
+// (under supervision the topology restarts). Optional interfaces ([Opener],
+// [Closer], [TaskEmitter], [SpoutTaskEmitter]) are found by type assertion.
+package component
+
+import (
+	"fmt"
+
+	"github.com/goshelter/goshelter/dsl"
+)
+
+// SpoutEmitter is the runtime side of a spout emit. Emit routes tuple; when
+// tracked is true it starts a tuple tree and returns its root, which the task's
+// Ack or Nack later receives, or 0 when no subscriber tracks it (the message is
+// complete at once). It panics with a *EmitError when tuple cannot be routed.
+//
+// It is an alias of an unnamed interface so that dsl can implement the contract
+// without importing this package.
+type SpoutEmitter = interface {
+	Emit(tuple any, tracked bool) (root uint64)
+}
+
+// SpoutTask is a running spout instance.
+type SpoutTask interface {
+	// Next asks the source for at most one message, emits it through e and
+	// reports whether the source had one.
+	Next(e SpoutEmitter) bool
+	// Ack reports that the tree with this root was fully processed.
+	Ack(root uint64)
+	// Nack reports that the tree with this root failed or timed out.
+	Nack(root uint64)
+	// Abandon is called when the task stops with trees still open (a restart,
+	// or a drain that timed out): their outcome will never be known, so the task
+	// nacks every pending message to its source.
+	Abandon()
+}
+
+// BoltTask is a running bolt instance. Execute acks or fails in through c,
+// now or later; the runtime fails in when Execute panics.
+type BoltTask interface {
+	Execute(in dsl.Tuple, c dsl.Collector) error
+}
+
+// Opener is implemented by spout tasks that emit outside Next (a shell spout's
+// child may emit while it handles activate, ack or fail). The runtime calls
+// Open once, after NewTask and before activation; e stays valid for the task's
+// life, on the task's goroutine only.
+type Opener interface {
+	Open(e SpoutEmitter)
+}
+
+// Closer is implemented by tasks that hold resources the runtime does not own
+// (a child process). The runtime calls Close once when the task stops for any
+// reason; it may block for a bounded time, and its error is logged.
+type Closer interface {
+	Close() error
+}
+
+// TaskEmitter is implemented by the runtime's bolt Collector. EmitTasks emits
+// tuple anchored to anchors, to task direct (0: by the groupings), and returns
+// tasks with the id of every task the tuple was sent to appended (Storm's emit
+// return value). It panics with a *EmitError as Emit does.
+type TaskEmitter interface {
+	EmitTasks(anchors []dsl.Tuple, direct int, tuple any, tasks []int) []int
+}
+
+// SpoutTaskEmitter is implemented by the runtime's [SpoutEmitter]: EmitTasks
+// is Emit that also appends the ids of the tasks the tuple was sent to.
+type SpoutTaskEmitter interface {
+	EmitTasks(tuple any, tracked bool, tasks []int) (root uint64, out []int)
+}
+
+// EmitError reports an emit the topology cannot route. Emitters panic with it;
+// the runtime recovers it at the user-code boundary.
+type EmitError struct {
+	Component string
+	Stream    string // the tuple's Go type or stream name
+	Task      int    // the direct target, if any
+	Reason    string
+}
+
+func (e *EmitError) Error() string {
+	return fmt.Sprintf("component %q cannot emit %s: %s", e.Component, e.Stream, e.Reason)
+}
