@@ -34,7 +34,11 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 		ackerPool.Put(m)
 	case tick:
 		a.trace.in("Tick")
-		a.tracker.Rotate(a.expire)
+		// Beats missed while the acker was busy still count: each is a rotation
+		// (three empty every bucket, so more change nothing).
+		for range min(m.n, 3) {
+			a.tracker.Rotate(a.expire)
+		}
 		a.stats.Pending.Store(int64(a.tracker.Open()))
 		if a.refused > 0 {
 			a.log.Warn("acker at capacity: new trees were nacked at once", zap.Int("refused", a.refused), zap.Int("capacity", a.inc.plan.Topology.Settings.AckerCapacity))

@@ -29,6 +29,7 @@ type boltTask struct {
 	tick     dsl.Tick       // the value of this bolt's tick tuples
 	lat      processSampler
 	cancel   func() // ends the component's Context
+	began    uint64 // the flush beat when the current batch of inputs began
 }
 
 func (b *boltTask) Receive(ctx actor.Context) {
@@ -100,6 +101,7 @@ func (b *boltTask) system(v any) {
 // once before and once after them all.
 func (b *boltTask) executeAll(tuples []dsl.Tuple) {
 	start := time.Now()
+	b.began = b.inc.flushEpoch.Load()
 	for i := 0; i < len(tuples); {
 		i = b.executeFrom(tuples, i, start)
 	}
@@ -126,6 +128,12 @@ func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (n
 	}()
 	for ; next < len(tuples); next++ {
 		b.execute(tuples[next], received)
+		if epoch := b.inc.flushEpoch.Load(); epoch != b.began {
+			// Slow inputs: what the earlier ones emitted has waited a flush
+			// interval already.
+			b.began = epoch
+			b.out.flush()
+		}
 	}
 	return next
 }

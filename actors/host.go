@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/routing"
@@ -35,6 +36,8 @@ type System struct {
 
 	mu   sync.Mutex // mu guards live
 	live []*Topology
+
+	abandoned atomic.Bool // some task did not stop in time
 }
 
 // NewSystem starts an actor system whose own logs (dead letters included) go to
@@ -72,9 +75,15 @@ func (s *System) Start(ctx context.Context, plan *routing.Plan, cfg Config) (*To
 	return t, nil
 }
 
-// Shutdown stops the supervisor and the actor system. Stop every incarnation first.
+// Shutdown stops the supervisor and the actor system. Stop every incarnation
+// first. A task abandoned while stuck in user code keeps the supervisor from
+// terminating; Shutdown then does not wait for it.
 func (s *System) Shutdown() {
-	_ = s.actors.Root.StopFuture(s.sup).Wait()
+	if s.abandoned.Load() {
+		s.actors.Root.Stop(s.sup)
+	} else {
+		_ = s.actors.Root.StopFuture(s.sup).Wait()
+	}
 	s.actors.Shutdown()
 }
 
@@ -120,10 +129,11 @@ func (s *System) failed(pid *actor.PID, reason any) {
 		f.Err = fmt.Errorf("%v", r)
 	}
 	if owner != nil {
-		owner.breakDown()
+		id := 0
 		if task, ok := owner.taskOf(pid); ok {
-			f.Component, f.Task = componentName(task), task.ID
+			f.Component, f.Task, id = componentName(task), task.ID, task.ID
 		}
+		owner.markFailed(id)
 	}
 	s.onFailure(f)
 }

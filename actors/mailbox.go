@@ -66,17 +66,28 @@ type mailbox struct {
 	data      chan any
 	closed    chan struct{} // closed by close(): parked senders give up
 	closeOnce sync.Once
+	// terminated is closed once the actor has handled protoactor's Stop: it
+	// has stopped and will run no more of its code.
+	terminated    chan struct{}
+	terminateOnce sync.Once
 
 	scheduled atomic.Bool
 	suspended atomic.Bool
 	pending   atomic.Int64 // messages posted and not yet taken, all lanes
+
+	// ticks counts timer beats not yet delivered. Beats coalesce into one tick
+	// message, so a task slower than its tick period never builds a backlog of
+	// them, and a tick is served only after some other message was (when one
+	// waits), so ticks never starve inputs nor inputs ticks.
+	ticks         atomic.Int32
+	servedNonTick bool // touched only by the goroutine running the mailbox
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
 }
 
 func newMailbox(slots int) *mailbox {
-	return &mailbox{data: make(chan any, slots), closed: make(chan struct{})}
+	return &mailbox{data: make(chan any, slots), closed: make(chan struct{}), terminated: make(chan struct{})}
 }
 
 // PostUserMessage puts data batches on the data lane (parking while it is full)
@@ -109,6 +120,28 @@ func (m *mailbox) putData(msg any) bool {
 	return true
 }
 
+// postTick records a timer beat; it never blocks and never queues more than one
+// tick message.
+func (m *mailbox) postTick() {
+	if m.ticks.Add(1) == 1 {
+		m.pending.Add(1)
+		m.schedule()
+	}
+}
+
+// takeTick returns the coalesced beats as one message, or false if none.
+func (m *mailbox) takeTick() (tick, bool) {
+	n := m.ticks.Swap(0)
+	if n == 0 {
+		return tick{}, false
+	}
+	m.pending.Add(-1)
+	m.servedNonTick = false
+	return tick{n: n}, true
+}
+
+func (m *mailbox) markTerminated() { m.terminateOnce.Do(func() { close(m.terminated) }) }
+
 // close wakes parked senders; later data is refused.
 func (m *mailbox) close() { m.closeOnce.Do(func() { close(m.closed) }) }
 
@@ -125,7 +158,13 @@ func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher acto
 func (m *mailbox) Start() {}
 
 // UserMessageCount returns the messages waiting on the control and data lanes.
-func (m *mailbox) UserMessageCount() int { return m.control.len() + len(m.data) }
+func (m *mailbox) UserMessageCount() int {
+	n := m.control.len() + len(m.data)
+	if m.ticks.Load() > 0 {
+		n++
+	}
+	return n
+}
 
 // depth returns the number of data batches waiting.
 func (m *mailbox) depth() int { return len(m.data) }
@@ -172,6 +211,9 @@ func (m *mailbox) run() {
 				m.suspended.Store(true)
 			case *actor.ResumeMailbox:
 				m.suspended.Store(false)
+			case *actor.Stop:
+				m.invoker.InvokeSystemMessage(msg)
+				m.markTerminated()
 			default:
 				m.invoker.InvokeSystemMessage(msg)
 			}
@@ -180,8 +222,17 @@ func (m *mailbox) run() {
 		if m.suspended.Load() {
 			return
 		}
+		if m.servedNonTick {
+			if t, ok := m.takeTick(); ok {
+				msg = t
+				m.invoker.InvokeUserMessage(t)
+				dirty = true
+				continue
+			}
+		}
 		if msg = m.control.pop(); msg != nil {
 			m.pending.Add(-1)
+			m.servedNonTick = true
 			m.invoker.InvokeUserMessage(msg)
 			dirty = true
 			continue
@@ -189,10 +240,17 @@ func (m *mailbox) run() {
 		select {
 		case msg = <-m.data:
 			m.pending.Add(-1)
+			m.servedNonTick = true
 			m.invoker.InvokeUserMessage(msg)
 			dirty = true
 			continue
 		default:
+		}
+		if t, ok := m.takeTick(); ok { // nothing else waits
+			msg = t
+			m.invoker.InvokeUserMessage(t)
+			dirty = true
+			continue
 		}
 		if !dirty {
 			return

@@ -52,8 +52,9 @@ type deactivate struct{ done chan struct{} }
 // next asks a spout task to run a burst of Next calls.
 type next struct{}
 
-// tick is a timer beat from the system task.
-type tick struct{}
+// tick is a timer beat from the system task; n beats were coalesced into it
+// while the task was busy (see mailbox.postTick).
+type tick struct{ n int32 }
 
 // invoke runs a component's callback on its task (dsl.TaskInfo.Post).
 type invoke struct{ fn func(dsl.Collector) }

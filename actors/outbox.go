@@ -98,6 +98,9 @@ func (o *outbox) Anchor(root, edge uint64) {
 	o.ack(ackerOp{Kind: opAnchor, Root: root, Edge: edge})
 }
 
+// Fail fails the tree root (routing.Sink).
+func (o *outbox) Fail(root uint64) { o.ack(ackerOp{Kind: opFail, Root: root}) }
+
 func (o *outbox) ack(op ackerOp) {
 	a := o.inc.plan.AckerOf(op.Root)
 	b := o.acks[a]

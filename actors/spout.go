@@ -118,8 +118,14 @@ func (s *spoutTask) resume() {
 	s.box.PostUserMessage(next{})
 }
 
+// burst calls Next up to a batch of times, then flushes and yields to the
+// mailbox (acks, ticks, stop) before the next burst. It also ends as soon as
+// the flush beat moved since it began: a slow source's tuples then wait about
+// one flush interval plus the Next that produced them, not a whole batch of
+// Next calls.
 func (s *spoutTask) burst() {
 	s.wait = nil
+	began := s.inc.flushEpoch.Load()
 	for i := 0; i < s.out.batchSize; i++ {
 		if !s.active || s.pending >= s.max {
 			s.out.flush()
@@ -130,6 +136,9 @@ func (s *spoutTask) burst() {
 			s.out.flush()
 			s.backOff()
 			return
+		}
+		if s.inc.flushEpoch.Load() != began {
+			break
 		}
 	}
 	s.out.flush()
@@ -155,13 +164,15 @@ func (s *spoutTask) stopWait() {
 	}
 }
 
-// Emit implements component.SpoutEmitter.
+// Emit implements component.SpoutEmitter. It never panics: a tuple that
+// cannot be routed fails its message (the router has failed its tree) and is
+// logged, and the spout goes on.
 func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
 	s.out.hold()
 	root, err := s.router.EmitSpout(tuple, tracked)
 	s.out.release()
 	if err != nil {
-		panic(err) // a spout that cannot emit is broken: fail the task
+		s.log.Error("spout could not emit; the message fails", zap.Error(err))
 	}
 	if s.trace.on() {
 		s.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: rootAnchor(root)})

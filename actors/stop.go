@@ -3,56 +3,143 @@ package actors
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 )
 
-// Stop ends the incarnation in Storm's order: the system task's timers, then the
-// spouts (deactivated), then a drain that ends as soon as nothing is in flight and
-// at the latest after the drain timeout or when ctx ends, then bolts (deactivated),
-// then every actor is stopped exactly once: spouts, bolts, ackers, system. A
-// broken incarnation skips the drain. Stop may be called more than once; later
-// calls return the first result.
-func (t *Topology) Stop(ctx context.Context) error {
-	t.stopOnce.Do(func() { t.stopErr = t.stop(ctx) })
-	return t.stopErr
+// errStuck is the error of a task that did not stop within the grace period: it
+// is still running user code (a Next, an Execute, a hook that blocks), and Go
+// has no way to stop a goroutine from outside.
+var errStuck = errors.New("still running user code after the grace period; it cannot be stopped, only abandoned")
+
+// Stop ends the incarnation in Storm's order: the system task's timers and the
+// spouts are deactivated; a drain waits until nothing is in flight, at most the
+// drain timeout and no longer than ctx; the bolts are deactivated; then every
+// actor is stopped: spouts (which nack what is still open to their source),
+// bolts, ackers, the system task. Tasks that failed are skipped where they would
+// be waited for. Every wait after the drain is bounded by a grace period as long
+// as the drain timeout, so Stop takes at most about twice the drain timeout; the
+// tasks that are still busy then are returned as stuck. Stop never leaves a
+// goroutine of its own behind. It may be called more than once; later calls
+// return the first result.
+func (t *Topology) Stop(ctx context.Context) (stuck []Failure) {
+	t.stopOnce.Do(func() { t.stuck = t.stop(ctx) })
+	return t.stuck
 }
 
-func (t *Topology) stop(ctx context.Context) error {
-	var errs []error
+func (t *Topology) stop(ctx context.Context) []Failure {
+	defer t.host.forget(t)
 	order := t.activationOrder()
 	ackers, bolts, spouts, system := order[0], order[1], order[2], order[3]
-	// A task that fails while the incarnation stops breaks it (the host reports
-	// the failure); the stop then goes on without waiting for that task.
-	deact := func(group []int) error {
-		err := t.signal(ctx, group, func(done chan struct{}) any { return deactivate{done} })
-		if errors.Is(err, errBroken) {
-			return nil
-		}
-		return err
-	}
-	healthy := !t.isBroken()
-	if healthy {
-		errs = append(errs, deact(system), deact(spouts))
-		if errs[0] == nil && errs[1] == nil {
-			t.drain(ctx)
-		}
-		errs = append(errs, deact(bolts))
-	}
+	timeout := t.drainTimeout()
+	drain, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	late := map[int]bool{} // tasks that did not answer in time
+	t.await(drain, append(append([]int(nil), system...), spouts...), late)
+	t.drain(drain)
+	// The grace does not derive from ctx: once the drain is over the stop goes
+	// on, bounded, even if the caller stopped waiting for it.
+	grace, cancelGrace := context.WithTimeout(context.Background(), timeout)
+	defer cancelGrace()
+	t.await(grace, bolts, late)
 	for _, b := range t.inc.boxes {
 		b.close() // wake senders parked on full rings
 	}
+	// Group by group, so ackers outlive the bolts: what a bolt acks or fails
+	// while it stops (a dying shell child's inputs) still reaches them.
+	var stuck []Failure
 	for _, group := range [][]int{spouts, bolts, ackers, system} {
 		for _, id := range group {
-			errs = append(errs, t.stopActor(ctx, id))
+			t.host.actors.Root.Stop(t.pids[id])
+		}
+		for _, id := range group {
+			if !t.terminated(id, grace.Done()) {
+				stuck = append(stuck, t.stuckFailure(id))
+			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("stopping topology %q: %w", t.inc.plan.Topology.Name, err)
+	if len(stuck) > 0 {
+		t.host.abandoned.Store(true)
+		t.inc.log.Error("tasks did not stop", zap.Int("stuck", len(stuck)), zap.Error(stuck[0].Err))
 	}
-	return nil
+	return stuck
+}
+
+func (t *Topology) drainTimeout() time.Duration {
+	if d := t.inc.cfg.DrainTimeout; d > 0 {
+		return d
+	}
+	return t.inc.plan.Topology.Settings.MessageTimeout
+}
+
+// await deactivates each task of group and waits until each has done so, has
+// failed, or ctx ends; tasks that did not answer are added to late and not
+// waited for again.
+func (t *Topology) await(ctx context.Context, group []int, late map[int]bool) {
+	dones := make(map[int]chan struct{}, len(group))
+	for _, id := range group {
+		if late[id] || t.hasFailed(id) {
+			continue
+		}
+		done := make(chan struct{})
+		dones[id] = done
+		t.inc.boxes[id].PostUserMessage(deactivate{done: done})
+	}
+	for _, id := range group {
+		done, ok := dones[id]
+		for ok {
+			changed := t.failureSignal()
+			select {
+			case <-done:
+				ok = false
+			case <-changed: // some task failed: stop waiting if it was this one
+				ok = !t.hasFailed(id)
+			case <-ctx.Done():
+				late[id] = true
+				ok = false
+			}
+		}
+	}
+}
+
+// drain waits until nothing is in flight or ctx ends.
+func (t *Topology) drain(ctx context.Context) {
+	for t.inc.gauge.n.Load() > 0 {
+		select {
+		case <-t.inc.gauge.zero:
+		case <-ctx.Done():
+			if !t.isBroken() {
+				t.inc.log.Warn("drain ended with tuples in flight", zap.Int64("in_flight", t.inc.gauge.n.Load()), zap.Error(context.Cause(ctx)))
+			}
+			return
+		}
+	}
+}
+
+// terminated waits until task id's actor has stopped, or the deadline.
+func (t *Topology) terminated(id int, deadline <-chan struct{}) bool {
+	select {
+	case <-t.inc.boxes[id].terminated:
+		return true
+	case <-deadline:
+		select {
+		case <-t.inc.boxes[id].terminated:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (t *Topology) stuckFailure(id int) Failure {
+	f := Failure{Topology: t, Component: systemComponent, Task: systemTaskID, Err: errStuck}
+	if id > 0 {
+		task := t.inc.plan.Tasks[id-1]
+		f.Component, f.Task = componentName(task), task.ID
+	}
+	return f
 }
 
 func (t *Topology) isBroken() bool {
@@ -61,47 +148,5 @@ func (t *Topology) isBroken() bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// drain waits until nothing is in flight, the drain timeout passes, ctx ends or
-// the incarnation breaks.
-func (t *Topology) drain(ctx context.Context) {
-	timeout := t.inc.cfg.DrainTimeout
-	if timeout <= 0 {
-		timeout = t.inc.plan.Topology.Settings.MessageTimeout
-	}
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for t.inc.gauge.n.Load() > 0 {
-		select {
-		case <-t.inc.gauge.zero:
-		case <-deadline.C:
-			t.inc.log.Warn("drain timed out with tuples in flight", zap.Duration("timeout", timeout), zap.Int64("in_flight", t.inc.gauge.n.Load()))
-			return
-		case <-ctx.Done():
-			return
-		case <-t.broken:
-			return
-		}
-	}
-}
-
-func (t *Topology) stopActor(ctx context.Context, id int) error {
-	pid := t.pids[id]
-	if pid == nil {
-		return nil
-	}
-	f := t.host.actors.Root.StopFuture(pid)
-	done := make(chan error, 1)
-	go func() { done <- f.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("task %d: %w: %v", id, errStopTimeout, err)
-		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("task %d: %w: %v", id, errStopTimeout, context.Cause(ctx))
 	}
 }

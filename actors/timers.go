@@ -6,8 +6,9 @@ import (
 	"github.com/goshelter/goshelter/internal/clock"
 )
 
-// systemTask owns the timers: acker rotation (also a nudge to spouts) and tick
-// tuples to bolts at each bolt's frequency.
+// systemTask owns the timers: acker rotation (also a nudge to spouts), tick
+// tuples to bolts at each bolt's frequency, and the flush beat that bounds how
+// long a tuple waits in a batch (topology.batch.flush.interval.millis).
 type systemTask struct {
 	inc    *incarnation
 	trace  tracer
@@ -40,6 +41,10 @@ func (s *systemTask) startTimers() {
 	if period := acker.TickPeriod(p.Topology.Settings.MessageTimeout); period > 0 {
 		s.timers = append(s.timers, s.inc.clock.Every(period, postAll(rotate)))
 	}
+	if flush := p.Topology.Settings.BatchFlushInterval; flush > 0 {
+		epoch := &s.inc.flushEpoch
+		s.timers = append(s.timers, s.inc.clock.Every(flush, func() { epoch.Add(1) }))
+	}
 	for _, c := range p.Topology.Components {
 		freq := c.Settings.TickFrequency
 		if c.Bolt == nil || freq <= 0 {
@@ -56,7 +61,7 @@ func (s *systemTask) startTimers() {
 func postAll(boxes []*mailbox) func() {
 	return func() {
 		for _, b := range boxes {
-			b.PostUserMessage(tick{})
+			b.postTick()
 		}
 	}
 }

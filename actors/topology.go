@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -47,6 +48,10 @@ type incarnation struct {
 	gauge *gauge
 	clock clock.Clock
 	log   *zap.Logger
+	// flushEpoch advances every flush interval. A task that sees it change
+	// during a burst or a batch of inputs flushes what it holds, so a tuple
+	// waits about one interval, plus the call that produced it, at most.
+	flushEpoch atomic.Uint64
 }
 
 // taskInfo describes task t to its component; cancel ends its Context, which
@@ -97,15 +102,17 @@ func (inc *incarnation) tracer(component string, task int) tracer {
 
 // Topology is a running incarnation of a compiled topology.
 type Topology struct {
-	inc       *incarnation
-	host      *System
-	pids      []*actor.PID // by task id; the system task's at 0
-	mu        sync.Mutex   // mu guards byPID, read by the supervisor while tasks spawn
-	byPID     map[string]int
-	broken    chan struct{}
-	breakOnce sync.Once
-	stopOnce  sync.Once
-	stopErr   error
+	inc         *incarnation
+	host        *System
+	pids        []*actor.PID // by task id; the system task's at 0
+	mu          sync.Mutex   // mu guards byPID, failed and failChanged
+	byPID       map[string]int
+	failed      map[int]bool  // tasks that failed, by id
+	failChanged chan struct{} // closed and replaced whenever a task fails
+	broken      chan struct{} // closed at the first failure
+	breakOnce   sync.Once
+	stopOnce    sync.Once
+	stuck       []Failure
 }
 
 func newTopology(plan *routing.Plan, cfg Config, host *System) *Topology {
@@ -117,7 +124,8 @@ func newTopology(plan *routing.Plan, cfg Config, host *System) *Topology {
 	}
 	inc := &incarnation{plan: plan, cfg: cfg, gauge: newGauge(), clock: cfg.Clock,
 		log: cfg.Logger.With(zap.String("topology", plan.Topology.Name))}
-	t := &Topology{inc: inc, host: host, byPID: map[string]int{}, broken: make(chan struct{})}
+	t := &Topology{inc: inc, host: host, byPID: map[string]int{}, failed: map[int]bool{},
+		failChanged: make(chan struct{}), broken: make(chan struct{})}
 	n := len(plan.Tasks) + 1
 	inc.boxes, inc.stats, t.pids = make([]*mailbox, n), make([]*taskStats, n), make([]*actor.PID, n)
 	return t
@@ -271,9 +279,29 @@ func (t *Topology) owns(pid *actor.PID) bool {
 	return ok
 }
 
-// breakDown marks the incarnation as failed: waits for activation give up and
-// Stop skips the drain.
-func (t *Topology) breakDown() { t.breakOnce.Do(func() { close(t.broken) }) }
+// markFailed records that task id failed (0: unknown): activation gives up,
+// and Stop waits for that task no more.
+func (t *Topology) markFailed(id int) {
+	t.mu.Lock()
+	t.failed[id] = true
+	close(t.failChanged)
+	t.failChanged = make(chan struct{})
+	t.mu.Unlock()
+	t.breakOnce.Do(func() { close(t.broken) })
+}
+
+func (t *Topology) hasFailed(id int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failed[id]
+}
+
+// failureSignal returns a channel closed at the next failure.
+func (t *Topology) failureSignal() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failChanged
+}
 
 // Stats returns a snapshot of every task's counters, in task id order, and
 // what is in flight: tuples sent and not executed plus open tuple trees.

@@ -2,7 +2,9 @@ package dsl
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
+	"sort"
 	"time"
 )
 
@@ -11,64 +13,79 @@ import (
 // which lets tests use short timeouts. Component conf overrides topology conf.
 type Conf map[string]any
 
-// Storm configuration keys understood by goshelter.
+// Storm configuration keys understood by goshelter. Every number is checked
+// against a range at Build, so an absurd value fails there with the key named
+// instead of exhausting memory at run time.
 const (
-	MaxSpoutPending   = "topology.max.spout.pending"                 // tuples in flight per spout task (default 128)
-	AckerTasks        = "topology.acker.executors"                   // acker tasks (default 4)
-	ReceiveBufferSize = "topology.executor.receive.buffer.size"      // data mailbox slots, rounded up to a power of two (default 256)
-	MessageTimeout    = "topology.message.timeout.secs"              // tuple tree timeout (default 30 s)
-	SpoutWait         = "topology.sleep.spout.wait.strategy.time.ms" // back-off when a spout has nothing (default 100 ms)
-	Debug             = "topology.debug"                             // trace every message (default false)
-	TickFrequency     = "topology.tick.tuple.freq.secs"              // tick tuples to bolts (default none)
-	SubprocessTimeout = "topology.subprocess.timeout.secs"           // silence allowed from a shell child (default 30 s)
-	AckerCapacity     = "goshelter.acker.capacity"                   // open trees per acker before new ones are nacked (default 1<<20)
-	BatchSize         = "goshelter.batch.size"                       // tuples carried per mailbox message (default 64)
+	MaxSpoutPending    = "topology.max.spout.pending"                 // trees in flight per spout task, 1..2^31-1 (default 128); memory grows only with what is pending
+	AckerTasks         = "topology.acker.executors"                   // acker tasks, 0..1024 (default 4)
+	ReceiveBufferSize  = "topology.executor.receive.buffer.size"      // data mailbox slots, 2..2^20, rounded up to a power of two (default 256)
+	MessageTimeout     = "topology.message.timeout.secs"              // tuple tree timeout (default 30 s)
+	SpoutWait          = "topology.sleep.spout.wait.strategy.time.ms" // back-off when a spout has nothing (default 100 ms)
+	Debug              = "topology.debug"                             // trace every message (default false)
+	TickFrequency      = "topology.tick.tuple.freq.secs"              // tick tuples to bolts (default none)
+	SubprocessTimeout  = "topology.subprocess.timeout.secs"           // silence allowed from a shell child (default 30 s)
+	BatchFlushInterval = "topology.batch.flush.interval.millis"       // longest a tuple waits in a batch, about (default 1 ms; 0: only full or idle batches flush)
+	AckerCapacity      = "goshelter.acker.capacity"                   // open trees per acker before new ones are nacked, 1..2^31-1 (default 1<<20)
+	BatchSize          = "goshelter.batch.size"                       // tuples carried per mailbox message, 1..65536 (default 64)
 )
 
 // Settings is a resolved configuration: defaults, then topology conf, then component conf.
 type Settings struct {
-	MaxSpoutPending   int
-	AckerTasks        int
-	ReceiveBufferSize int
-	MessageTimeout    time.Duration
-	SpoutWait         time.Duration
-	Debug             bool
-	TickFrequency     time.Duration // zero means no tick tuples
-	SubprocessTimeout time.Duration
-	AckerCapacity     int
-	BatchSize         int
+	MaxSpoutPending    int
+	AckerTasks         int
+	ReceiveBufferSize  int
+	MessageTimeout     time.Duration
+	SpoutWait          time.Duration
+	Debug              bool
+	TickFrequency      time.Duration // zero means no tick tuples
+	SubprocessTimeout  time.Duration
+	BatchFlushInterval time.Duration // zero: batches flush when full or idle only
+	AckerCapacity      int
+	BatchSize          int
 }
 
-// defaults returns FsShelter's defaults.
+// defaults returns FsShelter's defaults, and Storm's for the flush interval.
 func defaults() Settings {
 	return Settings{
-		MaxSpoutPending:   128,
-		AckerTasks:        4,
-		ReceiveBufferSize: 256,
-		MessageTimeout:    30 * time.Second,
-		SpoutWait:         100 * time.Millisecond,
-		SubprocessTimeout: 30 * time.Second,
-		AckerCapacity:     1 << 20,
-		BatchSize:         64,
+		MaxSpoutPending:    128,
+		AckerTasks:         4,
+		ReceiveBufferSize:  256,
+		MessageTimeout:     30 * time.Second,
+		SpoutWait:          100 * time.Millisecond,
+		SubprocessTimeout:  30 * time.Second,
+		BatchFlushInterval: time.Millisecond,
+		AckerCapacity:      1 << 20,
+		BatchSize:          64,
 	}
 }
 
+// maxTime bounds every time key: a day is more than any timeout wants, and
+// far from overflowing a time.Duration.
+const maxTime = 24 * time.Hour
+
 type confField struct {
-	unit time.Duration // 0 for counts, otherwise the unit of a plain number
-	min  int64
-	set  func(s *Settings, v int64)
+	unit     time.Duration // 0 for counts, otherwise the unit of a plain number
+	min, max int64         // in the key's unit
+	set      func(s *Settings, v int64)
 }
 
 var confFields = map[string]confField{
-	MaxSpoutPending:   {min: 1, set: func(s *Settings, v int64) { s.MaxSpoutPending = int(v) }},
-	AckerTasks:        {min: 0, set: func(s *Settings, v int64) { s.AckerTasks = int(v) }},
-	ReceiveBufferSize: {min: 2, set: func(s *Settings, v int64) { s.ReceiveBufferSize = ceilPow2(int(v)) }},
-	MessageTimeout:    {unit: time.Second, min: 1, set: func(s *Settings, v int64) { s.MessageTimeout = time.Duration(v) }},
-	SpoutWait:         {unit: time.Millisecond, min: 0, set: func(s *Settings, v int64) { s.SpoutWait = time.Duration(v) }},
-	TickFrequency:     {unit: time.Second, min: 0, set: func(s *Settings, v int64) { s.TickFrequency = time.Duration(v) }},
-	SubprocessTimeout: {unit: time.Second, min: 1, set: func(s *Settings, v int64) { s.SubprocessTimeout = time.Duration(v) }},
-	AckerCapacity:     {min: 1, set: func(s *Settings, v int64) { s.AckerCapacity = int(v) }},
-	BatchSize:         {min: 1, set: func(s *Settings, v int64) { s.BatchSize = int(v) }},
+	MaxSpoutPending:    {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.MaxSpoutPending = int(v) }},
+	AckerTasks:         {min: 0, max: 1024, set: func(s *Settings, v int64) { s.AckerTasks = int(v) }},
+	ReceiveBufferSize:  {min: 2, max: 1 << 20, set: func(s *Settings, v int64) { s.ReceiveBufferSize = ceilPow2(int(v)) }},
+	MessageTimeout:     timeField(time.Second, 1, func(s *Settings, d time.Duration) { s.MessageTimeout = d }),
+	SpoutWait:          timeField(time.Millisecond, 0, func(s *Settings, d time.Duration) { s.SpoutWait = d }),
+	TickFrequency:      timeField(time.Second, 0, func(s *Settings, d time.Duration) { s.TickFrequency = d }),
+	SubprocessTimeout:  timeField(time.Second, 1, func(s *Settings, d time.Duration) { s.SubprocessTimeout = d }),
+	BatchFlushInterval: timeField(time.Millisecond, 0, func(s *Settings, d time.Duration) { s.BatchFlushInterval = d }),
+	AckerCapacity:      {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.AckerCapacity = int(v) }},
+	BatchSize:          {min: 1, max: 1 << 16, set: func(s *Settings, v int64) { s.BatchSize = int(v) }},
+}
+
+// timeField is a key counted in unit, from min units up to a day.
+func timeField(unit time.Duration, min int64, set func(*Settings, time.Duration)) confField {
+	return confField{unit: unit, min: min, max: int64(maxTime / unit), set: func(s *Settings, v int64) { set(s, time.Duration(v)) }}
 }
 
 func ceilPow2(n int) int {
@@ -93,7 +110,13 @@ func resolve(confs ...Conf) (Settings, error) {
 }
 
 func (c Conf) applyTo(s *Settings) (problems []string) {
-	for key, raw := range c {
+	keys := make([]string, 0, len(c))
+	for key := range c {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys) // every problem, in a stable order
+	for _, key := range keys {
+		raw := c[key]
 		if key == Debug {
 			b, ok := raw.(bool)
 			if !ok {
@@ -117,18 +140,24 @@ func (c Conf) applyTo(s *Settings) (problems []string) {
 	return problems
 }
 
-// number converts raw into a count, or into nanoseconds for time keys.
+// number converts raw into a count, or into nanoseconds for time keys, and
+// checks it against the key's range.
 func (f confField) number(raw any) (int64, error) {
+	if d, ok := raw.(time.Duration); ok {
+		if f.unit == 0 {
+			return 0, fmt.Errorf("want a number, got a duration %v", d)
+		}
+		lo, hi := time.Duration(f.min)*f.unit, time.Duration(f.max)*f.unit
+		switch {
+		case d < lo || (f.min > 0 && d <= 0):
+			return 0, fmt.Errorf("duration %v is below the minimum %v", d, lo)
+		case d > hi:
+			return 0, fmt.Errorf("duration %v is above the maximum %v", d, hi)
+		}
+		return int64(d), nil
+	}
 	var v int64
 	switch x := raw.(type) {
-	case time.Duration:
-		if f.unit == 0 {
-			return 0, fmt.Errorf("want a number, got a duration %v", x)
-		}
-		if x < time.Duration(f.min)*time.Nanosecond || (f.min > 0 && x <= 0) {
-			return 0, fmt.Errorf("duration %v is too small", x)
-		}
-		return int64(x), nil
 	case int:
 		v = int64(x)
 	case int32:
@@ -136,17 +165,11 @@ func (f confField) number(raw any) (int64, error) {
 	case int64:
 		v = x
 	case float64:
-		if f.unit == 0 && x != float64(int64(x)) {
-			return 0, fmt.Errorf("want a whole number, got %v", x)
-		}
-		if f.unit != 0 {
-			return int64(x * float64(f.unit)), checkMin(int64(x*float64(f.unit)), f.min*int64(f.unit))
-		}
-		v = int64(x)
+		return f.float(x)
 	default:
 		return 0, fmt.Errorf("want a number, got %T", raw)
 	}
-	if err := checkMin(v, f.min); err != nil {
+	if err := f.check(v); err != nil {
 		return 0, err
 	}
 	if f.unit != 0 {
@@ -155,9 +178,43 @@ func (f confField) number(raw any) (int64, error) {
 	return v, nil
 }
 
-func checkMin(v, min int64) error {
-	if v < min {
-		return fmt.Errorf("%d is below the minimum %d", v, min)
+// float converts a JSON-style number: whole for counts, any finite value in
+// range for time keys (0.5 seconds is half a second).
+func (f confField) float(x float64) (int64, error) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("%v is not a number of %s", x, f.unitName())
+	}
+	if f.unit == 0 && x != math.Trunc(x) {
+		return 0, fmt.Errorf("want a whole number, got %v", x)
+	}
+	switch {
+	case x < float64(f.min):
+		return 0, fmt.Errorf("%v is below the minimum %d", x, f.min)
+	case x > float64(f.max):
+		return 0, fmt.Errorf("%v is above the maximum %d", x, f.max)
+	}
+	if f.unit == 0 {
+		return int64(x), nil
+	}
+	return int64(x * float64(f.unit)), nil
+}
+
+func (f confField) check(v int64) error {
+	switch {
+	case v < f.min:
+		return fmt.Errorf("%d is below the minimum %d", v, f.min)
+	case v > f.max:
+		return fmt.Errorf("%d is above the maximum %d", v, f.max)
 	}
 	return nil
+}
+
+func (f confField) unitName() string {
+	switch f.unit {
+	case 0:
+		return "items"
+	case time.Second:
+		return "seconds"
+	}
+	return "milliseconds"
 }

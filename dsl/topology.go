@@ -95,7 +95,11 @@ type optionFunc func(*componentDef)
 
 func (f optionFunc) apply(c *componentDef) { f(c) }
 
-// Parallelism sets how many tasks run the component (default 1).
+// maxParallelism bounds the tasks of one component: each is an actor with its
+// own mailbox, so millions would exhaust memory before they did any work.
+const maxParallelism = 4096
+
+// Parallelism sets how many tasks run the component (default 1, at most 4096).
 func Parallelism(n int) Option { return optionFunc(func(c *componentDef) { c.parallelism = n }) }
 
 // WithConf sets component conf that overrides the topology's.
@@ -270,8 +274,11 @@ func (v *validator) component(c *Component, spout bool) {
 	case strings.HasPrefix(c.ID, "__"):
 		v.problem("component id %q is reserved (ids starting with \"__\" belong to the system)", c.ID)
 	}
-	if c.Parallelism < 1 {
+	switch {
+	case c.Parallelism < 1:
 		v.problem("component %q has parallelism %d; it must be at least 1", c.ID, c.Parallelism)
+	case c.Parallelism > maxParallelism:
+		v.problem("component %q has parallelism %d; it must be at most %d", c.ID, c.Parallelism, maxParallelism)
 	}
 	if (spout && c.Spout == nil) || (!spout && c.Bolt == nil) {
 		v.problem("%s %q has no definition (nil spec)", kind, c.ID)

@@ -22,6 +22,8 @@ type Sink interface {
 	Track(root uint64, spoutTask int)
 	// Anchor adds edge to the tree root.
 	Anchor(root, edge uint64)
+	// Fail fails the tree root at once.
+	Fail(root uint64)
 }
 
 // Router is one task's emit path. It is used by that task's goroutine only.
@@ -39,7 +41,7 @@ type streamOut struct {
 	stream  *dsl.Stream
 	dists   []distributor
 	direct  bool // the stream's subscribers use direct grouping
-	tracked bool // some subscriber is on an anchored edge
+	tracked bool // some delivery joins the emitter's trees
 }
 
 // distributor spreads one stream over one destination component's tasks.
@@ -47,6 +49,10 @@ type distributor struct {
 	route route
 	kind  groupingKind
 	next  int // shuffle position
+	// anchored deliveries join the emitter's trees: every edge of a spout (a
+	// spout emit with a message id is tracked wherever it goes, as in Storm and
+	// FsShelter), the anchored edges of a bolt.
+	anchored bool
 }
 
 // groupingKind is a Grouping's kind as the per-tuple path switches on it.
@@ -74,9 +80,10 @@ func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 		if task.Component != nil {
 			for j, rt := range p.routes[task.Component.Index][i] {
 				kind := groupings[rt.edge.Grouping.Kind]
-				out.dists = append(out.dists, distributor{route: rt, kind: kind, next: task.Index + j})
+				anchored := rt.edge.Anchored || task.Component.Spout != nil
+				out.dists = append(out.dists, distributor{route: rt, kind: kind, next: task.Index + j, anchored: anchored})
 				out.direct = kind == byEmitter
-				out.tracked = out.tracked || rt.edge.Anchored
+				out.tracked = out.tracked || anchored
 			}
 		}
 		r.streams[i] = out
@@ -102,14 +109,32 @@ func (r *Router) stream(tuple any) (*streamOut, error) {
 	return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprint(typ), Reason: "its type is not a stream of the topology (declare it with Streams)"}
 }
 
-// EmitSpout routes a spout's tuple. When tracked is true and some subscriber is on
-// an anchored edge, it starts a tree and returns its root; otherwise it returns 0.
+// EmitSpout routes a spout's tuple. When tracked is true and the stream has a
+// subscriber, it starts a tree and returns its root; otherwise it returns 0.
+//
+// When the tuple cannot be routed — its type is not a stream, or a grouping's
+// key function (user code) panicked — it returns the error and, for a tracked
+// tuple, the root of a tree it has already failed, so the message gets its
+// outcome (a nack) like any other and the spout goes on.
 func (r *Router) EmitSpout(tuple any, tracked bool) (root uint64, err error) {
+	tracked = tracked && r.tracks
+	defer func() {
+		if p := recover(); p != nil {
+			err = &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: fmt.Sprintf("a grouping key function panicked: %v", p)}
+		}
+		if err != nil && tracked {
+			if root == 0 {
+				root = r.ids.Next()
+				r.sink.Track(root, r.self.ID)
+			}
+			r.sink.Fail(root)
+		}
+	}()
 	s, err := r.stream(tuple)
 	if err != nil {
 		return 0, err
 	}
-	if tracked && r.tracks && s.tracked {
+	if tracked && s.tracked {
 		root = r.ids.Next()
 		r.sink.Track(root, r.self.ID)
 	}
@@ -131,14 +156,14 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 	return nil
 }
 
-// route delivers tuple to the stream's subscribers. On anchored edges each
-// delivery gets a fresh edge id, anchored in every tree of roots (none when
-// roots.Root is 0) before the tuple is delivered.
+// route delivers tuple to the stream's subscribers. Each anchored delivery gets
+// a fresh edge id, anchored in every tree of roots (none when roots.Root is 0)
+// before the tuple is delivered.
 func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 	t := dsl.Tuple{Value: tuple, Stream: s.stream, Source: r.self.Component.ID, Task: r.self.ID}
 	for i := range s.dists {
 		d := &s.dists[i]
-		anchored := d.route.edge.Anchored && roots.Root != 0
+		anchored := d.anchored && roots.Root != 0
 		deliver := func(task int, t dsl.Tuple) {
 			if anchored {
 				t.ID = roots

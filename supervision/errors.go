@@ -13,6 +13,11 @@ var ErrGaveUp = errors.New("supervision: gave up restarting the topology")
 // ErrStopped is returned by Stop when the topology had already stopped.
 var ErrStopped = errors.New("supervision: topology already stopped")
 
+// ErrStopping is returned by Stop called from inside the topology (a
+// component's code, a WithEvents callback): the stop has started and goes on
+// after that code returns; Done closes when it is over.
+var ErrStopping = errors.New("supervision: stop started from inside the topology; it completes asynchronously")
+
 // TaskError reports a task that failed: a spout whose Next, Ack or Nack
 // panicked, a component that called TaskInfo.Fail, a shell child that died.
 // Stack is the stack of the panic, when the task panicked.

@@ -101,9 +101,10 @@ func WithRestarts(p Restarts) Option {
 func WithoutRestarts() Option { return optionFunc(func(o *options) { o.restartsOff = true }) }
 
 // WithEvents calls fn for every lifecycle event, in order, on a goroutine of
-// the host. fn should return quickly; it may call the Running's methods (Stop
-// from fn stops the topology asynchronously, see [Running.Stop]). A panic in fn
-// is logged and otherwise ignored.
+// its own, so the host never waits for it. fn should return quickly. It may
+// call Stop (which then starts the stop and returns [ErrStopping]) and Stats,
+// but not Wait: Wait returns once every event was delivered. A panic in fn is
+// logged and otherwise ignored.
 func WithEvents(fn func(Event)) Option { return optionFunc(func(o *options) { o.events = fn }) }
 
 // WithTrace calls fn for every message of every task, from the tasks'

@@ -15,36 +15,44 @@ import (
 	"go.uber.org/zap"
 )
 
-// teardownTimeout bounds how long a failed incarnation may take to stop.
-const teardownTimeout = 10 * time.Second
-
 // Running is a hosted topology. Its methods are safe for concurrent use.
 type Running struct {
 	opts   options
 	plan   *routing.Plan
 	system *actors.System
 	log    *zap.Logger
+	events *dispatcher
 
 	failures chan actors.Failure
-	restart  chan int // incarnation number whose back-off ended
 	stable   chan int // incarnation number that ran for the stable period
-	stopReq  chan context.Context
-	stopRes  chan error
-	done     chan struct{}
-	err      error // final result, set before done closes
 
-	mu          sync.Mutex // mu guards current, stopping, number, restarts and stableTimer
+	// life ends when the topology is to stop (Stop, Run's ctx): every wait of
+	// the loop derives from it, so the loop is never deaf to a stop.
+	life    context.Context
+	endLife context.CancelFunc
+
+	stopMu     sync.Mutex      // stopMu guards drainCtx, stopCause and stopping
+	stopping   bool            // a stop was asked for
+	drainCtx   context.Context // bounds the final drain: the first Stop's ctx
+	stopCause  error           // why Wait returns: nil for Stop, Run's ctx cause
+	finished   chan struct{}   // closed when the loop is over; watchers end
+	done       chan struct{}   // closed when everything is over
+	err        error           // Wait's result, set before done closes
+	stopResult error           // Stop's result, set before done closes
+	watchers   sync.WaitGroup
+
+	mu          sync.Mutex // mu guards current, number, restarts, since and stableTimer
 	current     *actors.Topology
-	stopping    *actors.Topology // the incarnation Stop is stopping: a task failing meanwhile breaks it
 	stableTimer clock.Timer
 	number      int
 	restarts    int
-	since       time.Time // when the current incarnation became active; guarded by mu
+	since       time.Time // when the current incarnation became active
 }
 
-// Run starts topology t and returns once its first incarnation is active. When a
-// task fails, the topology is restarted with back-off (see the package doc) unless
-// [WithoutRestarts] is given.
+// Run starts topology t and returns once its first incarnation is active.
+// When a task fails, the topology is restarted with back-off (see the package
+// doc) unless [WithoutRestarts] is given. Cancelling ctx stops the topology,
+// as exec.CommandContext kills its process: Wait then returns ctx's cause.
 func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error) {
 	o := defaults()
 	for _, opt := range opts {
@@ -55,42 +63,57 @@ func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error)
 	}
 	r := &Running{
 		opts: o, plan: routing.Compile(t), log: o.logger.With(zap.String("topology", t.Name)),
-		failures: make(chan actors.Failure, 64), restart: make(chan int, 1), stable: make(chan int, 1),
-		stopReq: make(chan context.Context), stopRes: make(chan error, 1), done: make(chan struct{}),
+		failures: make(chan actors.Failure, 64), stable: make(chan int, 1),
+		finished: make(chan struct{}), done: make(chan struct{}),
 	}
+	r.events = newDispatcher(o.events, r.log)
+	r.life, r.endLife = context.WithCancel(context.Background())
 	r.system = actors.NewSystem(o.logger, r.onFailure)
 	if err := r.startIncarnation(ctx); err != nil {
-		r.shutdown()
+		r.endLife()
+		r.system.Shutdown()
+		r.events.close()
 		return nil, err
+	}
+	if ctx.Done() != nil {
+		r.watchers.Add(1)
+		go r.watch(ctx)
 	}
 	go r.loop()
 	return r, nil
 }
 
-// startIncarnation spawns and activates a fresh incarnation.
+// watch stops the topology when Run's ctx ends.
+func (r *Running) watch(ctx context.Context) {
+	defer r.watchers.Done()
+	select {
+	case <-ctx.Done():
+		r.beginStop(context.Background(), context.Cause(ctx))
+	case <-r.finished:
+	}
+}
+
+// startIncarnation spawns and activates a fresh incarnation; ctx bounds the
+// activation.
 func (r *Running) startIncarnation(ctx context.Context) error {
 	r.mu.Lock()
 	r.number++
 	n := r.number
 	r.mu.Unlock()
-	r.mu.Lock()
-	r.current = nil
-	r.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(r.life, cancel) // a stop interrupts the activation
+	defer stop()
 	inc, err := r.system.Start(ctx, r.plan, actors.Config{
 		Name: fmt.Sprintf("i%d/", n), Logger: r.opts.logger, Clock: r.opts.clock,
 		IDs: idSources(r.opts.ids), Trace: traceFunc(r.opts.trace), DrainTimeout: r.opts.drainTimeout,
 	})
-	r.mu.Lock()
-	r.current = inc
-	r.mu.Unlock()
 	if err != nil {
-		r.dropCurrent()
-		stopCtx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
-		defer cancel()
-		return errors.Join(fmt.Errorf("starting topology %q: %w", r.plan.Topology.Name, err), inc.Stop(stopCtx))
+		stuck := inc.Stop(ctx) // ctx has ended: no drain
+		return errors.Join(fmt.Errorf("starting topology %q: %w", r.plan.Topology.Name, err), r.stuckError(stuck))
 	}
 	r.mu.Lock()
-	r.since = time.Now()
+	r.current, r.since = inc, time.Now()
 	r.mu.Unlock()
 	r.emit(Event{Kind: Started, Incarnation: n})
 	r.stopStableTimer()
@@ -110,16 +133,8 @@ func offer(ch chan int, v int) {
 	}
 }
 
-func (r *Running) dropCurrent() *actors.Topology {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	inc := r.current
-	r.current = nil
-	return inc
-}
-
-// onFailure runs on the actor system's supervisor: the failed incarnation is
-// already broken (nothing waits on it); the loop decides what follows.
+// onFailure runs on the actor system's supervisor: the failed incarnation
+// already waits for that task no more; the loop decides what follows.
 func (r *Running) onFailure(f actors.Failure) {
 	if f.Stack != nil {
 		r.log.Error("task panicked", zap.String("component", f.Component), zap.Int("task", f.Task),
@@ -142,72 +157,143 @@ func (r *Running) emit(e Event) {
 	default:
 		r.log.Info("topology "+e.Kind.String(), fields...)
 	}
-	if r.opts.events != nil {
-		r.opts.events(e)
-	}
+	r.events.send(e)
 }
 
-// loop owns restarts and stopping; it is the only goroutine that stops incarnations.
+// loop owns restarts and stopping; it is the only goroutine that stops
+// incarnations.
 func (r *Running) loop() {
-	defer close(r.done)
 	attempt := 0
-	var backoffTimer clock.Timer
-	defer func() {
-		if backoffTimer != nil {
-			backoffTimer.Stop()
-		}
-		r.stopStableTimer()
-	}()
-	// fail decides what follows a failure: a restart after back-off, or the end.
-	fail := func(err error) (end bool) {
-		if r.opts.restartsOff || attempt >= r.opts.restarts.Max {
-			if !r.opts.restartsOff {
-				err = fmt.Errorf("%w after %d restarts: %w", ErrGaveUp, attempt, err)
-			}
-			r.finish(err, Event{Kind: GaveUp, Incarnation: r.incarnation(), Err: err})
-			return true
-		}
-		attempt++
-		delay := backoff(r.opts.restarts.Base, r.opts.restarts.Cap, attempt)
-		n := r.incarnation()
-		r.emit(Event{Kind: Restarting, Incarnation: n, Attempt: attempt, Delay: delay})
-		backoffTimer = r.opts.clock.AfterFunc(delay, func() { offer(r.restart, n) })
-		return false
-	}
 	for {
 		select {
 		case f := <-r.failures:
-			if err, stale := r.failed(f); !stale && fail(err) {
-				return
+			inc := r.currentTopology()
+			if inc == nil || f.Topology != inc {
+				r.log.Warn("task failure coalesced into the restart under way", zap.Error(f.Err))
+				continue
 			}
-		case <-r.restart:
-			backoffTimer = nil
-			r.mu.Lock()
-			r.restarts++
-			r.mu.Unlock()
-			if err := r.startIncarnation(context.Background()); err != nil {
-				r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: err})
-				if fail(err) {
+			var err error = taskError(r.plan.Topology.Name, f)
+			r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: err})
+			r.dropCurrent()
+			for {
+				if r.opts.restartsOff || attempt >= r.opts.restarts.Max {
+					if inc != nil {
+						r.stopIncarnation(inc, ended) // the topology is down: no drain
+					}
+					r.giveUp(err, attempt)
 					return
 				}
+				attempt++
+				if !r.backOff(inc, attempt) {
+					r.finishStop()
+					return
+				}
+				inc = nil
+				if err = r.startIncarnation(r.life); err == nil {
+					break
+				}
+				if r.life.Err() != nil {
+					r.finishStop()
+					return
+				}
+				r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: err}) // a start that fails is a failure too
 			}
 		case n := <-r.stable:
 			if n == r.incarnation() && r.currentTopology() != nil {
 				attempt = 0
 			}
-		case ctx := <-r.stopReq:
-			var err error
-			if inc := r.dropCurrent(); inc != nil {
-				r.mu.Lock()
-				r.stopping = inc
-				r.mu.Unlock()
-				err = inc.Stop(ctx)
-			}
-			r.stopRes <- err
-			r.finish(nil, Event{Kind: Stopped, Incarnation: r.incarnation()})
+		case <-r.life.Done():
+			r.finishStop()
 			return
 		}
 	}
+}
+
+// ended is a context that has ended: a drain bounded by it does not wait.
+var ended = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// backOff waits out the back-off before restart attempt. Meanwhile the failed
+// incarnation inc (if any) stops in Storm's order: its spouts stop emitting,
+// what is in flight may finish until the back-off is over (and no longer than
+// the drain timeout), then its tasks stop and what is still open is nacked
+// once. It reports false when a stop was asked for meanwhile.
+func (r *Running) backOff(inc *actors.Topology, attempt int) bool {
+	delay := backoff(r.opts.restarts.Base, r.opts.restarts.Cap, attempt)
+	r.emit(Event{Kind: Restarting, Incarnation: r.incarnation(), Attempt: attempt, Delay: delay})
+	over, end := context.WithCancel(r.life)
+	defer end()
+	timer := r.opts.clock.AfterFunc(delay, end)
+	defer timer.Stop()
+	if inc != nil {
+		r.stopIncarnation(inc, over)
+	}
+	<-over.Done()
+	if r.life.Err() != nil {
+		return false
+	}
+	r.mu.Lock()
+	r.restarts++
+	r.mu.Unlock()
+	return true
+}
+
+// giveUp ends the topology after a failure that is not restarted.
+func (r *Running) giveUp(err error, attempts int) {
+	if !r.opts.restartsOff {
+		err = fmt.Errorf("%w after %d restarts: %w", ErrGaveUp, attempts, err)
+	}
+	r.finish(err, nil, Event{Kind: GaveUp, Incarnation: r.incarnation(), Err: err})
+}
+
+// stopIncarnation stops inc, its drain bounded by drain, and logs what stuck.
+func (r *Running) stopIncarnation(inc *actors.Topology, drain context.Context) error {
+	err := r.stuckError(inc.Stop(drain))
+	if err != nil {
+		r.log.Error("incarnation did not stop cleanly", zap.Error(err))
+	}
+	return err
+}
+
+// stuckError describes tasks that did not stop, one *TaskError each.
+func (r *Running) stuckError(stuck []actors.Failure) error {
+	var errs []error
+	for _, f := range stuck {
+		errs = append(errs, taskError(r.plan.Topology.Name, f))
+	}
+	return errors.Join(errs...)
+}
+
+// finishStop ends the loop after a stop was asked for: the current incarnation
+// drains (bounded by the first Stop's ctx and the drain timeout) and stops.
+func (r *Running) finishStop() {
+	r.stopMu.Lock()
+	drain, cause := r.drainCtx, r.stopCause
+	r.stopMu.Unlock()
+	if drain == nil {
+		drain = context.Background()
+	}
+	var stopErr error
+	if inc := r.dropCurrent(); inc != nil {
+		stopErr = r.stopIncarnation(inc, drain)
+	}
+	r.finish(cause, stopErr, Event{Kind: Stopped, Incarnation: r.incarnation()})
+}
+
+// finish records the results, reports e, releases everything and closes done.
+func (r *Running) finish(err, stopErr error, e Event) {
+	r.err, r.stopResult = err, stopErr
+	r.stopStableTimer()
+	r.endLife()
+	r.emit(e)
+	r.system.Shutdown()
+	close(r.finished)
+	r.watchers.Wait()
+	r.events.close()
+	close(r.done)
 }
 
 func (r *Running) stopStableTimer() {
@@ -220,32 +306,13 @@ func (r *Running) stopStableTimer() {
 	}
 }
 
-// failed handles a failure report: stale reports (from an incarnation already
-// stopped, or coalesced into a restart under way) are logged and skipped.
-func (r *Running) failed(f actors.Failure) (err error, stale bool) {
-	inc := r.currentTopology()
-	if inc == nil || f.Topology != inc {
-		r.log.Warn("task failure coalesced into the restart under way", zap.Error(f.Err))
-		return nil, true
-	}
-	te := taskError(r.plan.Topology.Name, f)
-	r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: te})
-	r.dropCurrent()
-	ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
-	defer cancel()
-	if stopErr := inc.Stop(ctx); stopErr != nil {
-		r.log.Error("failed incarnation did not stop cleanly", zap.Error(stopErr))
-	}
-	return te, false
+func (r *Running) dropCurrent() *actors.Topology {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inc := r.current
+	r.current = nil
+	return inc
 }
-
-func (r *Running) finish(err error, e Event) {
-	r.err = err
-	r.emit(e)
-	r.shutdown()
-}
-
-func (r *Running) shutdown() { r.system.Shutdown() }
 
 func (r *Running) incarnation() int {
 	r.mu.Lock()
@@ -259,22 +326,52 @@ func (r *Running) currentTopology() *actors.Topology {
 	return r.current
 }
 
-// Stop drains and stops the topology and releases everything it holds. It
-// returns ErrStopped if the topology had already stopped.
+// beginStop asks the loop to stop, once: drain bounds the final drain and
+// cause is what Wait will return.
+func (r *Running) beginStop(drain context.Context, cause error) {
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	if r.stopping {
+		return
+	}
+	r.stopping, r.drainCtx, r.stopCause = true, drain, cause
+	r.endLife()
+}
+
+// Stop drains and stops the topology, and releases everything it holds: it
+// waits until nothing is in flight (at most the drain timeout, and no longer
+// than ctx allows), then stops every task. It returns by ctx's deadline in
+// every state, with ctx's cause if the stop has not finished by then (it goes
+// on, bounded, and Done closes when it ends). A task still running user code a
+// grace period after the drain is abandoned and named in the returned error
+// (a *TaskError each): Go cannot stop a goroutine.
+//
+// Called from inside the topology — a component's code or a WithEvents
+// callback — Stop cannot wait for the stop, which waits for that very code: it
+// starts the stop and returns ErrStopping at once. It returns ErrStopped if the
+// topology had already stopped.
 func (r *Running) Stop(ctx context.Context) error {
 	select {
-	case r.stopReq <- ctx:
-		err := <-r.stopRes
-		<-r.done
-		return err
 	case <-r.done:
 		return ErrStopped
+	default:
+	}
+	if insideTopology() {
+		r.beginStop(context.Background(), nil)
+		return ErrStopping
+	}
+	r.beginStop(ctx, nil)
+	select {
+	case <-r.done:
+		return r.stopResult
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 
 // Wait blocks until the topology is down and returns why: nil after Stop, the
-// task's *TaskError when restarts are off, or an error wrapping ErrGaveUp (and
-// the last *TaskError).
+// cause of Run's ctx when it ended, the task's *TaskError when restarts are
+// off, or an error wrapping ErrGaveUp (and the last *TaskError).
 func (r *Running) Wait() error {
 	<-r.done
 	return r.err
