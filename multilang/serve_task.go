@@ -245,13 +245,23 @@ func (b *servedBolt) EmitDirect(task int, tuple any) { b.emit(tuple, b.currentAn
 
 // EmitAnchored implements dsl.Collector.
 func (b *servedBolt) EmitAnchored(anchors []dsl.Tuple, tuple any) {
+	b.emit(tuple, b.anchorIDs(anchors), 0)
+}
+
+// EmitDirectAnchored implements dsl.Collector.
+func (b *servedBolt) EmitDirectAnchored(task int, anchors []dsl.Tuple, tuple any) {
+	b.emit(tuple, b.anchorIDs(anchors), task)
+}
+
+// anchorIDs returns Storm's ids of the inputs in anchors.
+func (b *servedBolt) anchorIDs(anchors []dsl.Tuple) []string {
 	ids := make([]string, 0, len(anchors))
 	for _, a := range anchors {
 		if id, ok := b.ids[a.ID.Edge]; ok {
 			ids = append(ids, id)
 		}
 	}
-	b.emit(tuple, ids, 0)
+	return ids
 }
 
 func (b *servedBolt) currentAnchors() []string {
