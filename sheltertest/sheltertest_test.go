@@ -135,7 +135,11 @@ func TestVerifyReportsEveryViolation(t *testing.T) {
 	}{
 		{"a missing outcome", 3, func(s *sheltertest.Source[string]) { sheltertest.Feed(s).Ack(1); sheltertest.Feed(s).Nack(3) },
 			[]string{"message 2 has no outcome"}},
-		{"a duplicate outcome", 2, func(s *sheltertest.Source[string]) { sheltertest.Feed(s).Ack(1); sheltertest.Feed(s).Ack(2); sheltertest.Feed(s).Nack(1) },
+		{"a duplicate outcome", 2, func(s *sheltertest.Source[string]) {
+			sheltertest.Feed(s).Ack(1)
+			sheltertest.Feed(s).Ack(2)
+			sheltertest.Feed(s).Nack(1)
+		},
 			[]string{"message 1 has 2 outcomes"}},
 		{"an outcome for an unknown id", 1, func(s *sheltertest.Source[string]) { sheltertest.Feed(s).Ack(1); sheltertest.Feed(s).Ack(9) },
 			[]string{"outcome for message 9, which was never handed out"}},
