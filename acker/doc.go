@@ -14,8 +14,8 @@
 //
 // Trees live in three rotating buckets. A tick expires the oldest bucket and
 // makes it the newest. With rotation period P, a tree started at time t expires
-// at a tick between t+2·P and t+3·P. [TickPeriod] picks P = timeout/2, so a tree
-// expires no earlier than the message timeout and no later than 1.5 times it
+// at a tick between t+2·P and t+3·P. Rotating every P = timeout/2 makes a tree
+// expire no earlier than the message timeout and no later than 1.5 times it
 // (plus the delay of the tick).
 //
 // This is a runtime layer: applications use dsl and supervision.

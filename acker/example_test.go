@@ -2,7 +2,6 @@ package acker_test
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/goshelter/goshelter/acker"
 )
@@ -24,10 +23,12 @@ func Example() {
 	// after B: complete true ack spout task 3
 }
 
+// Trees live in three rotating buckets: a tree expires on the third rotation
+// after it was tracked.
 func ExampleTracker_Rotate() {
 	t := acker.New(1024)
 	t.Track(7, 1)
-	for tick := 1; tick <= acker.Buckets; tick++ {
+	for tick := 1; tick <= 3; tick++ {
 		t.Rotate(func(root uint64, spout int) {
 			fmt.Printf("tick %d: tree %d of spout task %d expired\n", tick, root, spout)
 		})
@@ -36,29 +37,21 @@ func ExampleTracker_Rotate() {
 	// tick 3: tree 7 of spout task 1 expired
 }
 
-func ExampleTracker_Apply() {
+// A tracker at capacity refuses new trees (the acker nacks them at once);
+// Fail ends a tree and names its spout task, once.
+func ExampleTracker_Track() {
 	t := acker.New(1) // room for one open tree
-	names := map[acker.Outcome]string{acker.Pending: "pending", acker.Complete: "complete", acker.Failed: "failed", acker.Refused: "refused"}
-	for _, op := range []acker.Op{
-		{Kind: acker.OpTrack, Root: 1, Spout: 5},
-		{Kind: acker.OpTrack, Root: 2, Spout: 5}, // over capacity
-		{Kind: acker.OpFail, Root: 1},
-	} {
-		outcome, spout := t.Apply(op)
-		fmt.Printf("%v %d: %s, spout task %d\n", op.Kind, op.Root, names[outcome], spout)
-	}
+	fmt.Println("track 1:", t.Track(1, 5))
+	fmt.Println("track 2:", t.Track(2, 5)) // over capacity
+	spout, found := t.Fail(1)
+	fmt.Println("fail 1:", found, "nack spout task", spout)
+	_, found = t.Fail(1)
+	fmt.Println("fail 1 again:", found)
+	fmt.Println("track 2:", t.Track(2, 5), "open:", t.Open())
 	// Output:
-	// Track 1: pending, spout task 0
-	// Track 2: refused, spout task 5
-	// Fail 1: failed, spout task 5
-}
-
-func ExampleTickPeriod() {
-	timeout := 30 * time.Second
-	p := acker.TickPeriod(timeout)
-	fmt.Println("rotate every", p)
-	fmt.Println("expiry between", time.Duration(acker.Buckets-1)*p, "and", time.Duration(acker.Buckets)*p)
-	// Output:
-	// rotate every 15s
-	// expiry between 30s and 45s
+	// track 1: true
+	// track 2: false
+	// fail 1: true nack spout task 5
+	// fail 1 again: false
+	// track 2: true open: 1
 }

@@ -1,16 +1,7 @@
 package acker
 
-import "time"
-
 // buckets is the number of rotating buckets.
 const buckets = 3
-
-// TickPeriod returns the rotation period for a message timeout: timeout/2, so
-// that with three buckets a tree expires between one and one and a half
-// timeouts after it started.
-func TickPeriod(timeout time.Duration) time.Duration {
-	return timeout / (buckets - 1)
-}
 
 type tree struct {
 	xor   uint64

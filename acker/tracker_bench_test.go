@@ -16,7 +16,8 @@ func (i *ids) next() uint64 {
 	return uint64(*i)
 }
 
-// runTree runs one tuple tree through t: Track, one Anchor per edge, one Ok per edge.
+// runTree runs one tuple tree through t: Track, one Anchor per edge, one Ok per
+// edge. (actors' BenchmarkApplyOp runs the same tree as the acker task drives it.)
 func runTree(t *Tracker, g *ids, edges int) {
 	root := g.next()
 	t.Track(root, 1)
@@ -54,21 +55,6 @@ func BenchmarkTree(b *testing.B) {
 				runTree(t, &g, bc.edges)
 			}
 		})
-	}
-}
-
-// BenchmarkApply is the same tree through Apply, as the acker task drives it.
-func BenchmarkApply(b *testing.B) {
-	t := New(1 << 20)
-	g := ids(1)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		root, edge := g.next(), g.next()
-		t.Apply(Op{Kind: OpTrack, Root: root, Spout: 1})
-		t.Apply(Op{Kind: OpAnchor, Root: root, Edge: edge})
-		if outcome, _ := t.Apply(Op{Kind: OpOk, Root: root, Edge: edge}); outcome != Complete {
-			b.Fatal("tree did not complete")
-		}
 	}
 }
 
@@ -125,7 +111,7 @@ func BenchmarkRotate(b *testing.B) {
 		t.Track(g.next(), 1)
 	}
 	b.StopTimer()
-	for j := 0; j < Buckets; j++ {
+	for j := 0; j < buckets; j++ {
 		t.Rotate(onExpire)
 	}
 	if expired != b.N {

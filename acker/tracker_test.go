@@ -10,11 +10,42 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// op is one acker message of a reference table, as the acker task sends it to
+// the tracker (the runtime's message type is unexported in package actors,
+// whose own tests replay these tables through it).
+type op struct {
+	kind       string // "track", "anchor", "ok" or "fail"
+	root, edge uint64
+}
+
+// apply sends o to tr through the method it names and reports whether the
+// spout must hear of the tree ("complete", "failed", "refused" or "") and which
+// spout task.
+func apply(tr *Tracker, o op) (outcome string, spout int) {
+	switch o.kind {
+	case "track":
+		if !tr.Track(o.root, spoutTask) {
+			return "refused", spoutTask
+		}
+	case "anchor":
+		tr.Anchor(o.root, o.edge)
+	case "ok":
+		if spout, done := tr.Ok(o.root, o.edge); done {
+			return "complete", spout
+		}
+	case "fail":
+		if spout, found := tr.Fail(o.root); found {
+			return "failed", spout
+		}
+	}
+	return "", 0
+}
+
 // step is one acker message of a reference table and what must follow it.
 type step struct {
-	op      Op
+	op      op
 	value   uint64 // the accumulator afterwards
-	outcome Outcome
+	outcome string
 }
 
 const (
@@ -30,43 +61,43 @@ func TestTrackerReferenceTables(t *testing.T) {
 		{
 			name: "linear spout->A->B",
 			steps: []step{
-				{Op{Kind: OpTrack, Root: aid, Spout: spoutTask}, 0, Pending},
-				{Op{Kind: OpAnchor, Root: aid, Edge: 100}, 100, Pending},
-				{Op{Kind: OpAnchor, Root: aid, Edge: 200}, 100 ^ 200, Pending},
-				{Op{Kind: OpOk, Root: aid, Edge: 100}, 200, Pending},
-				{Op{Kind: OpOk, Root: aid, Edge: 200}, 0, Complete},
+				{op{"track", aid, 0}, 0, ""},
+				{op{"anchor", aid, 100}, 100, ""},
+				{op{"anchor", aid, 200}, 100 ^ 200, ""},
+				{op{"ok", aid, 100}, 200, ""},
+				{op{"ok", aid, 200}, 0, "complete"},
 			},
 		},
 		{
 			name: "fan-out spout->A->(B,C)",
 			steps: []step{
-				{Op{Kind: OpTrack, Root: aid, Spout: spoutTask}, 0, Pending},
-				{Op{Kind: OpAnchor, Root: aid, Edge: 100}, 100, Pending},
-				{Op{Kind: OpAnchor, Root: aid, Edge: 200}, 100 ^ 200, Pending},
-				{Op{Kind: OpAnchor, Root: aid, Edge: 300}, 100 ^ 200 ^ 300, Pending},
-				{Op{Kind: OpOk, Root: aid, Edge: 100}, 200 ^ 300, Pending},
-				{Op{Kind: OpOk, Root: aid, Edge: 200}, 300, Pending},
-				{Op{Kind: OpOk, Root: aid, Edge: 300}, 0, Complete},
+				{op{"track", aid, 0}, 0, ""},
+				{op{"anchor", aid, 100}, 100, ""},
+				{op{"anchor", aid, 200}, 100 ^ 200, ""},
+				{op{"anchor", aid, 300}, 100 ^ 200 ^ 300, ""},
+				{op{"ok", aid, 100}, 200 ^ 300, ""},
+				{op{"ok", aid, 200}, 300, ""},
+				{op{"ok", aid, 300}, 0, "complete"},
 			},
 		},
 		{
 			name: "failure nacks at once",
 			steps: []step{
-				{Op{Kind: OpTrack, Root: aid, Spout: spoutTask}, 0, Pending},
-				{Op{Kind: OpAnchor, Root: aid, Edge: 100}, 100, Pending},
-				{Op{Kind: OpFail, Root: aid}, 0, Failed},
-				{Op{Kind: OpOk, Root: aid, Edge: 100}, 0, Pending}, // late: ignored
-				{Op{Kind: OpFail, Root: aid}, 0, Pending},          // only one nack
+				{op{"track", aid, 0}, 0, ""},
+				{op{"anchor", aid, 100}, 100, ""},
+				{op{"fail", aid, 0}, 0, "failed"},
+				{op{"ok", aid, 100}, 0, ""}, // late: ignored
+				{op{"fail", aid, 0}, 0, ""}, // only one nack
 			},
 		},
 		{
 			name: "an edge acked before a sibling is anchored keeps the tree open",
 			steps: []step{
-				{Op{Kind: OpTrack, Root: aid, Spout: spoutTask}, 0, Pending},
-				{Op{Kind: OpAnchor, Root: aid, Edge: 100}, 100, Pending},
-				{Op{Kind: OpAnchor, Root: aid, Edge: 200}, 100 ^ 200, Pending},
-				{Op{Kind: OpOk, Root: aid, Edge: 200}, 100, Pending},
-				{Op{Kind: OpOk, Root: aid, Edge: 100}, 0, Complete},
+				{op{"track", aid, 0}, 0, ""},
+				{op{"anchor", aid, 100}, 100, ""},
+				{op{"anchor", aid, 200}, 100 ^ 200, ""},
+				{op{"ok", aid, 200}, 100, ""},
+				{op{"ok", aid, 100}, 0, "complete"},
 			},
 		},
 	}
@@ -74,15 +105,15 @@ func TestTrackerReferenceTables(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := New(16)
 			for i, s := range tt.steps {
-				outcome, spout := tr.Apply(s.op)
+				outcome, spout := apply(tr, s.op)
 				if outcome != s.outcome {
-					t.Fatalf("step %d %v: outcome %v, want %v", i+1, s.op.Kind, outcome, s.outcome)
+					t.Fatalf("step %d %v: outcome %q, want %q", i+1, s.op.kind, outcome, s.outcome)
 				}
-				if outcome != Pending && spout != spoutTask {
-					t.Fatalf("step %d %v: spout %d, want %d", i+1, s.op.Kind, spout, spoutTask)
+				if outcome != "" && spout != spoutTask {
+					t.Fatalf("step %d %v: spout %d, want %d", i+1, s.op.kind, spout, spoutTask)
 				}
 				if v, _ := tr.Value(aid); v != s.value {
-					t.Fatalf("step %d %v: value %d, want %d", i+1, s.op.Kind, v, s.value)
+					t.Fatalf("step %d %v: value %d, want %d", i+1, s.op.kind, v, s.value)
 				}
 			}
 			if tr.Open() != 0 {
@@ -103,10 +134,10 @@ func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
 		}
 		expired = append(expired, root)
 	}
-	for tick := 1; tick <= Buckets-1; tick++ {
+	for tick := 1; tick <= buckets-1; tick++ {
 		tr.Rotate(onExpire)
 		if len(expired) != 0 {
-			t.Fatalf("tick %d expired %v; a tree survives %d ticks", tick, expired, Buckets-1)
+			t.Fatalf("tick %d expired %v; a tree survives %d ticks", tick, expired, buckets-1)
 		}
 		if _, open := tr.Value(1); !open {
 			t.Fatalf("tick %d: tree closed", tick)
@@ -115,7 +146,7 @@ func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
 	tr.Track(2, spoutTask) // newer tree, must survive the next tick
 	tr.Rotate(onExpire)
 	if len(expired) != 1 || expired[0] != 1 {
-		t.Fatalf("tick %d expired %v, want [1]", Buckets, expired)
+		t.Fatalf("tick %d expired %v, want [1]", buckets, expired)
 	}
 	if tr.Open() != 1 {
 		t.Fatalf("Open() = %d, want 1", tr.Open())
@@ -126,7 +157,7 @@ func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
 	}
 }
 
-func TestTrackerOlderBucketsStillTrack(t *testing.T) {
+func TestTrackerOlderbucketsStillTrack(t *testing.T) {
 	tr := New(16)
 	tr.Track(1, spoutTask)
 	tr.Anchor(1, 100)
@@ -143,18 +174,18 @@ func TestTrackerOlderBucketsStillTrack(t *testing.T) {
 func TestTrackerCapacity(t *testing.T) {
 	tr := New(2)
 	for root := uint64(1); root <= 2; root++ {
-		if outcome, _ := tr.Apply(Op{Kind: OpTrack, Root: root, Spout: spoutTask}); outcome != Pending {
+		if outcome, _ := apply(tr, op{"track", root, 0}); outcome != "" {
 			t.Fatalf("tree %d refused below capacity", root)
 		}
 	}
-	outcome, spout := tr.Apply(Op{Kind: OpTrack, Root: 3, Spout: spoutTask})
-	if outcome != Refused || spout != spoutTask {
-		t.Fatalf("third tree: (%v, %d), want (Refused, %d)", outcome, spout, spoutTask)
+	outcome, spout := apply(tr, op{"track", 3, 0})
+	if outcome != "refused" || spout != spoutTask {
+		t.Fatalf("third tree: (%q, %d), want (refused, %d)", outcome, spout, spoutTask)
 	}
 	if _, open := tr.Value(3); open {
 		t.Fatal("a refused tree is open")
 	}
-	if outcome, _ := tr.Apply(Op{Kind: OpAnchor, Root: 3, Edge: 9}); outcome != Pending || tr.Open() != 2 {
+	if outcome, _ := apply(tr, op{"anchor", 3, 9}); outcome != "" || tr.Open() != 2 {
 		t.Fatal("anchoring a refused tree changed something")
 	}
 	tr.Fail(1)
@@ -173,14 +204,11 @@ func TestTrackerCapacity(t *testing.T) {
 }
 
 // TestExpiryBounds replays the rotation schedule of the runtime (a tick every
-// TickPeriod from activation) and checks the bounds of the package doc: a tree
-// expires no earlier than the timeout and no later than 1.5 times it.
+// half timeout from activation) and checks the bounds of the package doc: a
+// tree expires no earlier than the timeout and no later than 1.5 times it.
 func TestExpiryBounds(t *testing.T) {
 	const timeout = 30 * time.Second
-	period := TickPeriod(timeout)
-	if period != 15*time.Second {
-		t.Fatalf("TickPeriod(%v) = %v, want 15s", timeout, period)
-	}
+	const period = timeout / 2
 	offsets := []time.Duration{0, time.Nanosecond, period / 2, period - time.Nanosecond}
 	for _, phase := range []int{0, 1, 5} {
 		for _, off := range offsets {
@@ -249,14 +277,6 @@ func TestTrackerModel(t *testing.T) {
 		}
 		if tr.Open() != 0 {
 			t.Fatalf("seed %d: Open() = %d, want 0", seed, tr.Open())
-		}
-	}
-}
-
-func TestOpKindString(t *testing.T) {
-	for kind, want := range map[OpKind]string{OpTrack: "Track", OpAnchor: "Anchor", OpOk: "Ok", OpFail: "Fail", 0: "OpKind(?)"} {
-		if got := kind.String(); got != want {
-			t.Errorf("OpKind(%d).String() = %q, want %q", kind, got, want)
 		}
 	}
 }

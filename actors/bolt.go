@@ -142,7 +142,7 @@ func (b *boltTask) execute(t dsl.Tuple, received time.Time) {
 	if b.trace.on() {
 		b.trace.record(trace.Event{Kind: "Tuple", Input: t})
 	}
-	b.current[0], b.anchored = t.ID, t.ID.Tracked()
+	b.current[0], b.anchored = t.ID, t.ID.Edge != 0
 	b.lat.begin(t.ID.Edge, received)
 	if err := b.impl.Execute(t, b); err != nil {
 		b.log.Error("bolt failed its input", zap.String("stream", streamName(t)), zap.Error(err))
@@ -180,6 +180,15 @@ func (b *boltTask) EmitAnchored(anchors []dsl.Tuple, tuple any) {
 	b.emit(tuple, ids, 0)
 }
 
+// EmitDirectAnchored implements dsl.Collector.
+func (b *boltTask) EmitDirectAnchored(task int, anchors []dsl.Tuple, tuple any) {
+	ids := make([]dsl.TupleID, len(anchors))
+	for i, a := range anchors {
+		ids[i] = a.ID
+	}
+	b.emit(tuple, ids, task)
+}
+
 // EmitTasks implements component.TaskEmitter.
 func (b *boltTask) EmitTasks(anchors []dsl.Tuple, direct int, tuple any, tasks []int) []int {
 	ids := make([]dsl.TupleID, len(anchors))
@@ -206,7 +215,7 @@ func (b *boltTask) Ack(in dsl.Tuple) {
 	if b.trace.on() { // traced even when untracked: scenario A's bolt answers Ok too
 		b.trace.record(trace.Event{Out: true, Kind: "Ok", ID: in.ID})
 	}
-	if !in.ID.Tracked() {
+	if in.ID.Edge == 0 {
 		return
 	}
 	b.out.ack(ackerOp{Kind: opOk, Root: in.ID.Root, Edge: in.ID.Edge})
@@ -222,7 +231,7 @@ func (b *boltTask) Fail(in dsl.Tuple) {
 	if b.trace.on() {
 		b.trace.record(trace.Event{Out: true, Kind: "Fail", ID: in.ID})
 	}
-	if !in.ID.Tracked() {
+	if in.ID.Edge == 0 {
 		return
 	}
 	b.out.ack(ackerOp{Kind: opFail, Root: in.ID.Root})

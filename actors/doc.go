@@ -1,7 +1,9 @@
-// Package actors runs a compiled topology: every spout, bolt, acker and the system
-// task is a protoactor-go actor. [New] spawns an incarnation, [Topology.Activate]
-// starts it in Storm's order and [Topology.Stop] drains it and stops every actor
-// exactly once.
+// Package actors runs a compiled topology: every spout, bolt, acker and the
+// system task is a protoactor-go actor. It is a runtime layer: applications use
+// dsl and supervision, which hosts incarnations through [System].
+//
+// [System.Start] spawns an incarnation and activates it in Storm's order, and
+// [Topology.Stop] drains it and stops every actor exactly once.
 //
 // # Mailboxes
 //

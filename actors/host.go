@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/routing"
@@ -53,7 +54,39 @@ func NewSystem(log *zap.Logger, onFailure func(Failure)) *System {
 		return slog.New(zapslog.NewHandler(core))
 	}))
 	s.sup = s.actors.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &supervisor{s: s} }))
+	letters := &deadLetters{log: log}
+	s.actors.EventStream.Subscribe(letters.observe)
 	return s
+}
+
+// deadLetters logs messages that reached an actor no longer there at warn,
+// where the runtime's other failures are (protoactor-go logs them at info).
+// At most one line a second, with the count of the others, so a flood of them
+// (a restart under load) cannot flood the log.
+type deadLetters struct {
+	log        *zap.Logger
+	mu         sync.Mutex // mu guards last and suppressed
+	last       time.Time
+	suppressed int
+}
+
+func (d *deadLetters) observe(msg any) {
+	letter, ok := msg.(*actor.DeadLetterEvent)
+	if !ok {
+		return
+	}
+	d.mu.Lock()
+	now := time.Now()
+	if now.Sub(d.last) < time.Second {
+		d.suppressed++
+		d.mu.Unlock()
+		return
+	}
+	suppressed := d.suppressed
+	d.last, d.suppressed = now, 0
+	d.mu.Unlock()
+	d.log.Warn("message to a stopped actor dropped (dead letter)", zap.Stringer("actor", letter.PID),
+		zap.String("message", fmt.Sprintf("%T", letter.Message)), zap.Int("also_dropped", suppressed))
 }
 
 // Start spawns every task of plan and activates them in Storm's order: ackers,
@@ -99,9 +132,12 @@ func (s *System) forget(t *Topology) {
 	}
 }
 
-// spawn creates a task actor as a child of the supervisor actor.
-func (s *System) spawn(props *actor.Props, name string) (*actor.PID, error) {
-	req := &spawnRequest{props: props, name: name, reply: make(chan spawnReply, 1)}
+// spawn creates a task actor as a child of the supervisor actor. registered
+// runs on the supervisor right after the spawn, before it handles a failure of
+// the new task, so a task that fails at once (its NewTask panics) is already
+// known to its incarnation.
+func (s *System) spawn(props *actor.Props, name string, registered func(*actor.PID)) (*actor.PID, error) {
+	req := &spawnRequest{props: props, name: name, registered: registered, reply: make(chan spawnReply, 1)}
 	s.actors.Root.Send(s.sup, req)
 	rep := <-req.reply
 	return rep.pid, rep.err
@@ -144,9 +180,10 @@ func (s *System) failed(pid *actor.PID, reason any) {
 type supervisor struct{ s *System }
 
 type spawnRequest struct {
-	props *actor.Props
-	name  string
-	reply chan spawnReply
+	props      *actor.Props
+	name       string
+	registered func(*actor.PID)
+	reply      chan spawnReply
 }
 
 type spawnReply struct {
@@ -157,6 +194,9 @@ type spawnReply struct {
 func (s *supervisor) Receive(ctx actor.Context) {
 	if req, ok := ctx.Message().(*spawnRequest); ok {
 		pid, err := ctx.SpawnNamed(req.props, req.name)
+		if err == nil && req.registered != nil {
+			req.registered(pid)
+		}
 		req.reply <- spawnReply{pid: pid, err: err}
 	}
 }

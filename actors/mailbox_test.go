@@ -151,13 +151,16 @@ func TestPanicIsEscalatedWithItsStack(t *testing.T) {
 	m.RegisterHandlers(rec, d)
 	m.PostUserMessage(tick{})
 	d.runAll()
-	var pe *PanicError
+	var pe *panicError
 	for _, msg := range rec.got() {
-		if p, ok := msg.(*PanicError); ok {
+		if p, ok := msg.(*panicError); ok {
 			pe = p
 		}
 	}
-	if pe == nil || pe.Value != "boom" || len(pe.Stack) == 0 {
-		t.Fatalf("no PanicError with a stack in %v", rec.got())
+	if pe == nil || pe.value != "boom" || len(pe.stack) == 0 {
+		t.Fatalf("no panicError with a stack in %v", rec.got())
+	}
+	if pe.Error() != "panic: boom" || pe.Unwrap() != nil {
+		t.Errorf("panicError: Error() %q, Unwrap() %v; want \"panic: boom\", nil", pe.Error(), pe.Unwrap())
 	}
 }

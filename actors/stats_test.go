@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-func TestProcessSamplerSamplesOneInputInsampleEvery(t *testing.T) {
+func TestProcessSamplerSamplesOneInputInSampleEvery(t *testing.T) {
 	var p processSampler
 	p.timeout = time.Minute
 	stats := newTaskStats(1)
@@ -131,10 +131,34 @@ func TestSnapshotSumsTransfersByDestination(t *testing.T) {
 	if snap.Transferred != 12 || len(snap.SentTo) != 2 || snap.SentTo[2] != 5 || snap.SentTo[3] != 7 {
 		t.Fatalf("snapshot = %+v", snap)
 	}
-	var sum Snapshot
-	sum.Add(snap)
-	sum.Add(snap)
-	if sum.Transferred != 24 || sum.SentTo[3] != 14 {
-		t.Fatalf("sum = %+v", sum)
+	s.sent[2].Add(-5) // back to zero: no entry
+	if snap := s.snapshot(); snap.Transferred != 7 || len(snap.SentTo) != 1 {
+		t.Fatalf("snapshot = %+v, want only task 3's 7", snap)
+	}
+	// Sums over tasks are supervision's (TestSumComponents there).
+}
+
+func TestSnapshotCopiesCountersAndMetrics(t *testing.T) {
+	s := newTaskStats(1)
+	if snap := s.snapshot(); snap.Metrics != nil || snap.SentTo != nil {
+		t.Fatalf("a fresh snapshot has metrics %v, sent %v; want nil maps", snap.Metrics, snap.SentTo)
+	}
+	s.Emitted.Add(1)
+	s.Acked.Add(2)
+	s.Failed.Add(3)
+	s.Expired.Add(1)
+	s.Pending.Store(4)
+	s.setMetric("queue", 9)
+	s.setMetric("queue", 10) // the latest value wins
+	snap := s.snapshot()
+	if snap.Emitted != 1 || snap.Acked != 2 || snap.Failed != 3 || snap.Expired != 1 || snap.Pending != 4 {
+		t.Errorf("snapshot counters = %+v", snap)
+	}
+	if snap.Metrics["queue"] != 10 {
+		t.Errorf("metrics = %v, want queue=10", snap.Metrics)
+	}
+	snap.Metrics["queue"] = 0 // a copy: the task's own value stays
+	if s.snapshot().Metrics["queue"] != 10 {
+		t.Error("a snapshot's metrics share the task's map")
 	}
 }

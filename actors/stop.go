@@ -18,9 +18,10 @@ var errStuck = errors.New("still running user code after the grace period; it ca
 // drain timeout and no longer than ctx; the bolts are deactivated; then every
 // actor is stopped: spouts (which nack what is still open to their source),
 // bolts, ackers, the system task. Tasks that failed are skipped where they would
-// be waited for. Every wait after the drain is bounded by a grace period as long
-// as the drain timeout, so Stop takes at most about twice the drain timeout; the
-// tasks that are still busy then are returned as stuck. Stop never leaves a
+// be waited for. The wait for the bolts to deactivate is bounded by a grace as
+// long as the drain timeout, and so is each group's wait to stop: Stop takes a
+// few drain timeouts at most, and about one when nothing is stuck. The tasks
+// still busy then (in user code) are returned as stuck. Stop never leaves a
 // goroutine of its own behind. It may be called more than once; later calls
 // return the first result.
 func (t *Topology) Stop(ctx context.Context) (stuck []Failure) {
@@ -37,7 +38,8 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	defer cancel()
 
 	late := map[int]bool{} // tasks that did not answer in time
-	t.await(drain, append(append([]int(nil), system...), spouts...), late)
+	t.await(drain, system, late) // the timers first, as Storm does
+	t.await(drain, spouts, late)
 	t.drain(drain)
 	// The grace does not derive from ctx: once the drain is over the stop goes
 	// on, bounded, even if the caller stopped waiting for it.
@@ -48,17 +50,22 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 		b.close() // wake senders parked on full rings
 	}
 	// Group by group, so ackers outlive the bolts: what a bolt acks or fails
-	// while it stops (a dying shell child's inputs) still reaches them.
+	// while it stops (a dying shell child's inputs) still reaches them. Each
+	// group gets a grace of its own to stop: a task that did not deactivate in
+	// time may only have been parked on a full ring (woken now), and stopping
+	// closes components, which may block for a bounded time.
 	var stuck []Failure
 	for _, group := range [][]int{spouts, bolts, ackers, system} {
 		for _, id := range group {
 			t.host.actors.Root.Stop(t.pids[id])
 		}
+		closing, cancel := context.WithTimeout(context.Background(), timeout)
 		for _, id := range group {
-			if !t.terminated(id, grace.Done()) {
+			if !t.terminated(id, closing.Done()) {
 				stuck = append(stuck, t.stuckFailure(id))
 			}
 		}
+		cancel()
 	}
 	if len(stuck) > 0 {
 		t.host.abandoned.Store(true)

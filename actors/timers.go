@@ -2,7 +2,6 @@ package actors
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/internal/clock"
 )
 
@@ -38,7 +37,9 @@ func (s *systemTask) startTimers() {
 			rotate = append(rotate, s.inc.boxes[t.ID])
 		}
 	}
-	if period := acker.TickPeriod(p.Topology.Settings.MessageTimeout); period > 0 {
+	// Half the message timeout: with the acker's three buckets a tree expires
+	// between one and one and a half timeouts after it started (package acker).
+	if period := p.Topology.Settings.MessageTimeout / 2; period > 0 {
 		s.timers = append(s.timers, s.inc.clock.Every(period, postAll(rotate)))
 	}
 	if flush := p.Topology.Settings.BatchFlushInterval; flush > 0 {

@@ -174,14 +174,15 @@ func (t *Topology) spawn(id int) error {
 		producer = t.producer(task)
 	}
 	props := actor.PropsFromProducer(producer, actor.WithMailbox(func() actor.Mailbox { return box }))
-	pid, err := t.host.spawn(props, name)
+	pid, err := t.host.spawn(props, name, func(pid *actor.PID) {
+		t.mu.Lock()
+		t.byPID[pid.Id] = id
+		t.mu.Unlock()
+	})
 	if err != nil {
 		return fmt.Errorf("spawning task %d: %w", id, err)
 	}
 	t.pids[id] = pid
-	t.mu.Lock()
-	t.byPID[pid.Id] = id
-	t.mu.Unlock()
 	return nil
 }
 

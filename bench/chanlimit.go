@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/goshelter/goshelter/dsl"
 )
 
 // The limit: the same pipelines written by hand with goroutines and buffered
@@ -477,7 +475,7 @@ func split(in *link[Sentence], out []*link[Word]) {
 		ws[i] = &writer[Word]{l: l}
 	}
 	emit := func(w string) {
-		ws[dsl.HashKey(w)%uint64(len(ws))].put(Word{w})
+		ws[hashString(w)%uint64(len(ws))].put(Word{w})
 	}
 	for b := range in.data {
 		for _, t := range b.t {
@@ -505,4 +503,16 @@ func countWords(in *link[Word], t *tally) {
 		}
 		in.recycle(b)
 	}
+}
+
+// hashString is FNV-1a, the hash goshelter's fields grouping uses for string
+// keys, so the hand-written split spreads words over the counters as the
+// topology does and pays the same per word.
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }

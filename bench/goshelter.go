@@ -94,11 +94,17 @@ func (e *eventSource) Ack(id int64) {
 
 func (e *eventSource) Nack(int64) { e.p.nacks.Add(1) }
 
+// handlerFunc makes a function a dsl.Handler, for bolts whose state is a
+// closure's.
+type handlerFunc[In any] func(In, dsl.Emitter) error
+
+func (f handlerFunc[In]) Execute(in In, out dsl.Emitter) error { return f(in, out) }
+
 // sinkBolt counts its inputs and acks them.
 func sinkBolt[T any](p *probe) *dsl.BoltSpec {
 	return dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[T] {
 		t := p.tally()
-		return dsl.HandlerFunc[T](func(T, dsl.Emitter) error {
+		return handlerFunc[T](func(T, dsl.Emitter) error {
 			t.inc()
 			return nil
 		})
@@ -121,7 +127,7 @@ func goshelterTopology(s setup) (*dsl.Topology, error) {
 	if s.shape == wordCount {
 		return wordCountTopology(b, s)
 	}
-	var spout dsl.ComponentID
+	var spout string
 	edge := b.Unanchored
 	if s.acked {
 		edge = b.Anchored
@@ -166,7 +172,7 @@ func wordCountTopology(b *dsl.Builder, s setup) (*dsl.Topology, error) {
 	count := b.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
 		t := s.probe.tally()
 		counts := map[string]int{}
-		return dsl.HandlerFunc[Word](func(w Word, _ dsl.Emitter) error {
+		return handlerFunc[Word](func(w Word, _ dsl.Emitter) error {
 			counts[w.Text]++
 			t.inc()
 			return nil

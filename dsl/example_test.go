@@ -114,11 +114,54 @@ func ExampleBuilder_Build() {
 	//   - bolt "orphan" has no input
 }
 
-// HashKey is stable across processes and runs, so a fields grouping sends a
-// key to the same task index every time.
-func ExampleHashKey() {
-	h := dsl.HashKey("foobar")
+// A fields grouping hashes its key with a function that is the same in every
+// process and run, so a key goes to the same task index every time.
+func ExampleFields() {
+	g := dsl.Fields(func(w Word) string { return w.Text }, "Text")
+	h := g.Key(Word{"foobar"})
+	fmt.Println(g)
 	fmt.Printf("%#x, task index %d of 4\n", h, h%4)
 	// Output:
+	// fields[Text]
 	// 0x85944171f73967e8, task index 0 of 4
+}
+
+// Word is a stream of the examples.
+type Word struct{ Text string }
+
+// Build numbers the tasks: component by component in the order of their ids,
+// then the ackers. A bolt that emits direct finds its targets' task ids in
+// TaskInfo.Model.Component(id).Tasks.
+func ExampleTopology_Component() {
+	b := dsl.New("numbering", dsl.Conf{dsl.AckerTasks: 2})
+	spout := b.Spout("words", dsl.Unreliable(func() (Word, bool) { return Word{}, false }), dsl.Parallelism(2))
+	router := b.Bolt("router", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Word] {
+		targets := info.Model.Component("counter").Tasks
+		return dsl.Handler[Word](directTo(targets))
+	}))
+	counter := b.Bolt("counter", dsl.Terminator(func(Word) {}), dsl.Parallelism(3))
+	b.Anchored(spout, router, dsl.Shuffle[Word]())
+	b.Unanchored(router, counter, dsl.Direct[Word]())
+	topo, err := b.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, id := range []string{"words", "router", "counter"} {
+		fmt.Println(id, topo.Component(id).Tasks)
+	}
+	fmt.Println("ackers", topo.AckerTasks)
+	// Output:
+	// words [5 6]
+	// router [4]
+	// counter [1 2 3]
+	// ackers [7 8]
+}
+
+// directTo sends each word to one of targets, chosen by its length.
+type directTo []int
+
+func (d directTo) Execute(w Word, out dsl.Emitter) error {
+	out.EmitDirect(d[len(w.Text)%len(d)], w)
+	return nil
 }

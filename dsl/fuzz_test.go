@@ -3,6 +3,7 @@ package dsl_test
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func randomTopology(r *fuzzReader) *dsl.Builder {
 		b.Streams(samples[r.next(len(samples))])
 	}
 	ids := []string{"a", "b", "c", "d", "", "__x", "a"}
-	var comps []dsl.ComponentID
+	var comps []string
 	for i, n := 0, 1+r.next(6); i < n; i++ {
 		id := ids[r.next(len(ids))]
 		opts := []dsl.Option{dsl.Parallelism(r.next(4))}
@@ -73,7 +74,7 @@ func randomTopology(r *fuzzReader) *dsl.Builder {
 			continue
 		}
 		if r.next(5) == 0 {
-			opts = append(opts, dsl.ActivationTuple(samples[r.next(len(samples)-1)]))
+			opts = append(opts, dsl.LifecycleTuples(samples[r.next(len(samples)-1)], nil))
 		}
 		comps = append(comps, b.Bolt(id, bolts[r.next(len(bolts))], opts...))
 	}
@@ -111,18 +112,48 @@ func checkSound(t *testing.T, topo *dsl.Topology) {
 	t.Helper()
 	fed := map[string]bool{}
 	for _, e := range topo.Edges {
-		if e.To.Kind != dsl.BoltKind || !e.Stream.Type.AssignableTo(e.To.Bolt.Input) {
+		if e.To.Bolt == nil || !e.Stream.Type.AssignableTo(e.To.Bolt.Input) {
 			t.Fatalf("unsound edge %v", e)
 		}
 		fed[e.To.ID] = true
 	}
 	for _, c := range topo.Components {
-		if c.Parallelism < 1 || (c.Kind == dsl.BoltKind && !fed[c.ID]) {
+		if c.Parallelism < 1 || (c.Bolt != nil && !fed[c.ID]) || (c.Bolt == nil) == (c.Spout == nil) {
 			t.Fatalf("unsound component %q", c.ID)
 		}
 		if s := c.Settings; s.ReceiveBufferSize&(s.ReceiveBufferSize-1) != 0 || s.MaxSpoutPending < 1 {
 			t.Fatalf("unsound settings %+v", s)
 		}
 	}
+	checkNumbering(t, topo)
 	_ = fmt.Sprint(topo.Edges)
+}
+
+// checkNumbering verifies the task ids: 1..n without gaps, each component's in
+// a row, components in the byte order of their ids, then the ackers.
+func checkNumbering(t *testing.T, topo *dsl.Topology) {
+	t.Helper()
+	byID := append([]*dsl.Component(nil), topo.Components...)
+	sort.Slice(byID, func(i, j int) bool { return byID[i].ID < byID[j].ID })
+	next := 1
+	for _, c := range byID {
+		if len(c.Tasks) != c.Parallelism {
+			t.Fatalf("component %q has tasks %v for parallelism %d", c.ID, c.Tasks, c.Parallelism)
+		}
+		for _, id := range c.Tasks {
+			if id != next {
+				t.Fatalf("component %q has tasks %v, want them to start at %d", c.ID, c.Tasks, next)
+			}
+			next++
+		}
+	}
+	if len(topo.AckerTasks) != topo.Settings.AckerTasks {
+		t.Fatalf("%d acker tasks, want %d", len(topo.AckerTasks), topo.Settings.AckerTasks)
+	}
+	for _, id := range topo.AckerTasks {
+		if id != next {
+			t.Fatalf("acker tasks %v, want them to follow the components' from %d", topo.AckerTasks, next)
+		}
+		next++
+	}
 }

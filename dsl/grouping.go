@@ -43,8 +43,8 @@ func Direct[T any]() Grouping { return Grouping{Kind: grouping.Direct, Stream: r
 // Global sends every tuple of stream T to the bolt's task with the lowest id.
 func Global[T any]() Grouping { return Grouping{Kind: grouping.Global, Stream: reflect.TypeFor[T]()} }
 
-// Key is what a fields grouping may key on: values with a stable hash.
-type Key interface {
+// hashable is what a fields grouping may key on: values with a stable hash.
+type hashable interface {
 	~string | ~bool |
 		~int | ~int8 | ~int16 | ~int32 | ~int64 |
 		~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr |
@@ -52,8 +52,10 @@ type Key interface {
 }
 
 // Fields sends tuples of stream T with equal keys to the same task. key extracts
-// the key; fields names the stream fields it is made of, which Build checks.
-func Fields[T any, K Key](key func(T) K, fields ...string) Grouping {
+// the key, a string, bool, integer or float (or a type defined on one), hashed
+// the same in every process; fields names the stream fields it is made of,
+// which Build checks.
+func Fields[T any, K hashable](key func(T) K, fields ...string) Grouping {
 	return Grouping{
 		Kind:   grouping.Fields,
 		Stream: reflect.TypeFor[T](),
@@ -64,7 +66,7 @@ func Fields[T any, K Key](key func(T) K, fields ...string) Grouping {
 
 // hashKey hashes k with a function that is the same in every process and run
 // (FNV-1a for strings, a splitmix64 finaliser for numbers), unlike Go's map hash.
-func hashKey[K Key](k K) uint64 {
+func hashKey[K hashable](k K) uint64 {
 	switch v := any(k).(type) {
 	case string:
 		return hashString(v)

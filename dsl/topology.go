@@ -60,14 +60,6 @@ type Topology struct {
 	AckerTasks []int
 }
 
-// kindOf names a component's kind for messages and graphs.
-func kindOf(c *Component) string {
-	if c.Spout != nil {
-		return "spout"
-	}
-	return "bolt"
-}
-
 // Component returns the component called id, or nil.
 func (t *Topology) Component(id string) *Component {
 	for _, c := range t.Components {
@@ -114,13 +106,12 @@ func WithConf(conf Conf) Option {
 	})
 }
 
-// ActivationTuple delivers v to each task of a bolt when it is activated, as an
-// untracked input from "__system". v must be of the bolt's input type.
-func ActivationTuple(v any) Option { return optionFunc(func(c *componentDef) { c.activation = v }) }
-
-// DeactivationTuple delivers v to each task of a bolt when it is deactivated.
-func DeactivationTuple(v any) Option {
-	return optionFunc(func(c *componentDef) { c.deactivation = v })
+// LifecycleTuples delivers activation to each task of a bolt when it is
+// activated and deactivation when it is deactivated, as untracked inputs from
+// "__system" (FsShelter's activation tuples). Both must be of the bolt's input
+// type; nil delivers nothing.
+func LifecycleTuples(activation, deactivation any) Option {
+	return optionFunc(func(c *componentDef) { c.activation, c.deactivation = activation, deactivation })
 }
 
 type componentDef struct {
@@ -219,10 +210,11 @@ func (b *Builder) Build() (*Topology, error) {
 	v.edges()
 	v.inputs()
 	v.cycles()
-	v.numberTasks()
 	if len(v.problems) > 0 {
 		return nil, &ValidationError{Topology: b.name, Problems: v.problems}
 	}
+	v.numberTasks() // only now: an absurd parallelism must not be numbered
+
 	return v.t, nil
 }
 
@@ -371,7 +363,9 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		v.problem("edge %q -> %q: destination component %q is not defined", d.from, d.to, d.to)
 		ok = false
 	} else if to.Bolt == nil {
-		v.problem("edge %q -> %q: destination %q is a spout; only bolts subscribe to streams", d.from, d.to, d.to)
+		if to.Spout != nil { // else a bolt without a spec, reported already
+			v.problem("edge %q -> %q: destination %q is a spout; only bolts subscribe to streams", d.from, d.to, d.to)
+		}
 		ok = false
 	}
 	g := d.grouping

@@ -16,9 +16,6 @@ type TupleID struct {
 	Roots []uint64
 }
 
-// Tracked reports whether the tuple belongs to at least one tuple tree.
-func (id TupleID) Tracked() bool { return id.Edge != 0 }
-
 // Tuple is an input as a bolt receives it. Value is immutable once emitted: the
 // same value may be delivered to several tasks (All grouping), so no one may change it.
 type Tuple struct {
@@ -62,6 +59,9 @@ type Collector interface {
 	Emitter
 	// EmitAnchored emits tuple anchored to every input in anchors.
 	EmitAnchored(anchors []Tuple, tuple any)
+	// EmitDirectAnchored emits tuple to task, anchored to every input in
+	// anchors (Storm's emitDirect with anchors).
+	EmitDirectAnchored(task int, anchors []Tuple, tuple any)
 	// Ack completes the input's edge of its tuple trees.
 	Ack(input Tuple)
 	// Fail fails the input's tuple trees at once.

@@ -10,21 +10,20 @@ import (
 	"sync"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/protocol"
-	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
 
 // Bolt defines a bolt whose tasks each run cmd as a child process speaking
-// Storm's asynchronous shell bolt protocol. It accepts every stream; declare what
-// the child emits with [Output]. See the package documentation for the mapping
-// of tuples and the failure rules.
-func Bolt(cmd Command, opts ...Option) *dsl.BoltSpec {
-	d := newDef(cmd, false, opts)
-	spec := &dsl.BoltSpec{Input: reflect.TypeFor[any](), Kind: "shell", NewTask: func(info dsl.TaskInfo) dsl.BoltTask {
-		return newShellBolt(d, info)
-	}, Impl: d}
-	return spec
+// Storm's asynchronous shell bolt protocol, so bolts written for Storm (in
+// Python, Node, ...) run unchanged. It accepts every stream; declare the ids
+// the child emits on in cmd.Outputs. See the package documentation for the
+// mapping of tuples and the failure rules.
+func Bolt(cmd Command) *dsl.BoltSpec {
+	d := newDef(cmd, false)
+	return &dsl.BoltSpec{Input: reflect.TypeFor[any](), Kind: "shell", Impl: d,
+		NewTask: func(info dsl.TaskInfo) any { return newShellBolt(d, info) }}
 }
 
 // shellBolt is one task of a shell bolt. Its fields are touched only on the
@@ -43,7 +42,7 @@ type shellBolt struct {
 	failed  sync.Once
 }
 
-func newShellBolt(d *def, info dsl.TaskInfo) dsl.BoltTask {
+func newShellBolt(d *def, info dsl.TaskInfo) component.BoltTask {
 	b := &shellBolt{def: d, info: info, log: info.Logger, pending: map[string]dsl.Tuple{}, names: map[*dsl.Stream]string{}}
 	if b.log == nil {
 		b.log = zap.NewNop()
@@ -60,7 +59,10 @@ func newShellBolt(d *def, info dsl.TaskInfo) dsl.BoltTask {
 }
 
 // prepare resolves the bolt's streams and builds its handshake.
-func (b *shellBolt) prepare() (*Handshake, error) {
+func (b *shellBolt) prepare() (*wire.Handshake, error) {
+	if b.def.err != nil {
+		return nil, fmt.Errorf("multilang: component %q task %d: %w", b.info.Component, b.info.Task, b.def.err)
+	}
 	topo := b.info.Model
 	if topo == nil {
 		return nil, fmt.Errorf("multilang: component %q: the runtime gave no topology model", b.info.Component)
@@ -78,13 +80,12 @@ func (b *shellBolt) prepare() (*Handshake, error) {
 			b.names[e.Stream] = streamID(e.From, e.Stream)
 		}
 	}
-	plan := routing.Compile(topo)
-	return &Handshake{Conf: StormConf(topo.Name, b.info.Conf, b.info.Settings), Context: NewContext(plan, c, b.info.Task)}, nil
+	return &wire.Handshake{Conf: stormConf(topo.Name, b.info.Conf, b.info.Settings), Context: newContext(topo, c, b.info.Task)}, nil
 }
 
-func (b *shellBolt) childConfig(hs *Handshake) childConfig {
-	slots := DefaultMaxPending
-	if n := confInt(b.info.Conf, MaxPendingKey); n > 0 {
+func (b *shellBolt) childConfig(hs *wire.Handshake) childConfig {
+	slots := defaultMaxPending
+	if n := confInt(b.info.Conf, maxPendingKey); n > 0 {
 		slots = n
 	}
 	return childConfig{
@@ -92,7 +93,7 @@ func (b *shellBolt) childConfig(hs *Handshake) childConfig {
 		timeout: b.info.Settings.SubprocessTimeout, heartbeat: b.def.heartbeat, grace: b.def.grace,
 		maxMessage: b.def.maxMessage, dataSlots: slots,
 		onFrame: newBoltReader(b).frame,
-		onDeath: func(err *ChildError) {
+		onDeath: func(err *childError) {
 			b.info.Post(func(c dsl.Collector) { b.failPending(c) })
 			b.fail(err)
 		},
@@ -104,7 +105,7 @@ func (b *shellBolt) fail(err error) {
 	b.failed.Do(func() { b.info.Fail(err) })
 }
 
-// Execute hands the input to the child. It waits while [MaxPendingKey] inputs
+// Execute hands the input to the child. It waits while maxPendingKey inputs
 // are already queued for the child (backpressure, as Storm's shell bolt).
 func (b *shellBolt) Execute(in dsl.Tuple, c dsl.Collector) error {
 	if b.dead {
@@ -129,15 +130,15 @@ func (b *shellBolt) Execute(in dsl.Tuple, c dsl.Collector) error {
 const tickPrefix = "tick-"
 
 // encode describes an input as the child sees it.
-func (b *shellBolt) encode(id string, in dsl.Tuple) outTuple {
-	t := outTuple{ID: id, Comp: in.Source, Task: in.Task}
-	if in.IsTick() {
-		t.Stream, t.Values = TickStream, encodeValues(in.Stream, in.Value)
+func (b *shellBolt) encode(id string, in dsl.Tuple) wire.OutTuple {
+	t := wire.OutTuple{ID: id, Comp: in.Source, Task: in.Task}
+	if in.IsTick() { // Storm's tick has one field, rate_secs
+		t.Stream, t.Values = wire.TickStream, []any{in.Value.(dsl.Tick).RateSecs}
 		return t
 	}
 	s := in.Stream
 	if s == nil { // an activation or deactivation tuple
-		s = b.info.Model.StreamOf(reflect.TypeOf(in.Value))
+		s = streamOf(b.info.Model, reflect.TypeOf(in.Value))
 	}
 	t.Stream, t.Values = b.names[s], encodeValues(s, in.Value)
 	if t.Stream == "" && s != nil {
@@ -165,8 +166,8 @@ func (b *shellBolt) Close() error {
 }
 
 // apply runs the child's emits, acks and fails on the task's goroutine.
-func (b *shellBolt) apply(msgs []*Message, c dsl.Collector) {
-	var m *Message
+func (b *shellBolt) apply(msgs []*wire.Message, c dsl.Collector) {
+	var m *wire.Message
 	defer func() {
 		if r := recover(); r != nil { // an emit the topology cannot route
 			b.dead = true
@@ -179,9 +180,9 @@ func (b *shellBolt) apply(msgs []*Message, c dsl.Collector) {
 		}
 		var err error
 		switch m.Kind {
-		case KindEmit:
+		case wire.KindEmit:
 			err = b.emit(m, c)
-		case KindAck, KindFail:
+		case wire.KindAck, wire.KindFail:
 			b.settle(m, c)
 		}
 		if err != nil {
@@ -192,18 +193,18 @@ func (b *shellBolt) apply(msgs []*Message, c dsl.Collector) {
 	}
 }
 
-func (b *shellBolt) badInput(m *Message, err error) error {
+func (b *shellBolt) badInput(m *wire.Message, err error) error {
 	var data []byte
 	if m != nil {
 		data, _ = m.MarshalJSON()
 	}
-	return &ProtocolError{Component: b.info.Component, Task: b.info.Task, Data: data, Err: err}
+	return &protocolError{component: b.info.Component, task: b.info.Task, data: data, err: err}
 }
 
-func (b *shellBolt) emit(m *Message, c dsl.Collector) error {
+func (b *shellBolt) emit(m *wire.Message, c dsl.Collector) error {
 	s, ok := b.outputs[m.Stream]
 	if !ok {
-		return fmt.Errorf("emit on stream %q, which the component does not declare (use multilang.Output)", m.Stream)
+		return fmt.Errorf("emit on stream %q, which the component does not declare (see Command.Outputs)", m.Stream)
 	}
 	v, err := decodeValues(s, m.Tuple)
 	if err != nil {
@@ -217,9 +218,9 @@ func (b *shellBolt) emit(m *Message, c dsl.Collector) error {
 			b.log.Warn("child anchored to an unknown or settled input; the emit is not anchored to it", zap.String("id", a))
 		}
 	}
-	te, ok := c.(dsl.TaskEmitter)
+	te, ok := c.(component.TaskEmitter)
 	if !ok {
-		return errors.New("the runtime's collector cannot report task ids (no dsl.TaskEmitter)")
+		return errors.New("the runtime's collector cannot report task ids (no component.TaskEmitter)")
 	}
 	tasks := te.EmitTasks(anchors, m.Task, v, nil)
 	if m.NeedTaskIDs && m.Task == 0 {
@@ -232,7 +233,7 @@ func (b *shellBolt) emit(m *Message, c dsl.Collector) error {
 }
 
 // settle acks or fails an input; an unknown id is reported and otherwise ignored.
-func (b *shellBolt) settle(m *Message, c dsl.Collector) {
+func (b *shellBolt) settle(m *wire.Message, c dsl.Collector) {
 	id := m.ID.String()
 	in, ok := b.pending[id]
 	if !ok && strings.HasPrefix(id, tickPrefix) {
@@ -243,7 +244,7 @@ func (b *shellBolt) settle(m *Message, c dsl.Collector) {
 		return
 	}
 	delete(b.pending, id)
-	if m.Kind == KindAck {
+	if m.Kind == wire.KindAck {
 		c.Ack(in)
 	} else {
 		c.Fail(in)
@@ -254,21 +255,21 @@ func (b *shellBolt) settle(m *Message, c dsl.Collector) {
 // and metrics at once; emits, acks and fails in batches on the task's goroutine.
 type boltReader struct {
 	b     *shellBolt
-	batch []*Message
+	batch []*wire.Message
 }
 
 func newBoltReader(b *shellBolt) *boltReader { return &boltReader{b: b} }
 
 func (r *boltReader) frame(c *child, frame []byte, more bool) error {
-	m, err := Decode(frame)
+	m, err := wire.Decode(frame)
 	if err != nil {
 		return c.protocolError(frame, err)
 	}
 	switch m.Kind {
-	case KindEmit, KindAck, KindFail:
+	case wire.KindEmit, wire.KindAck, wire.KindFail:
 		r.batch = append(r.batch, m)
-	case KindSync:
-	case KindLog, KindError, KindMetrics:
+	case wire.KindSync:
+	case wire.KindLog, wire.KindError, wire.KindMetrics:
 		report(r.b.log, r.b.info, m)
 	default:
 		return c.protocolError(frame, fmt.Errorf("a bolt may not send %q", m.Kind))
@@ -282,26 +283,26 @@ func (r *boltReader) frame(c *child, frame []byte, more bool) error {
 }
 
 // report handles log, error and metrics messages, which need no task state.
-func report(log *zap.Logger, info dsl.TaskInfo, m *Message) {
+func report(log *zap.Logger, info dsl.TaskInfo, m *wire.Message) {
 	switch m.Kind {
-	case KindLog:
+	case wire.KindLog:
 		logAt(log, m.Level, m.Msg)
-	case KindError:
+	case wire.KindError:
 		log.Error("shell component reported an error", zap.String("error", m.Msg))
-	case KindMetrics:
+	case wire.KindMetrics:
 		if info.Metric != nil {
 			info.Metric(m.Name, metricValue(m.Params))
 		}
 	}
 }
 
-func logAt(log *zap.Logger, l protocol.Level, msg string) {
+func logAt(log *zap.Logger, l wire.Level, msg string) {
 	switch l {
-	case protocol.LevelTrace, protocol.LevelDebug:
+	case wire.LevelTrace, wire.LevelDebug:
 		log.Debug(msg, zap.Stringer("level", l))
-	case protocol.LevelWarn:
+	case wire.LevelWarn:
 		log.Warn(msg)
-	case protocol.LevelError:
+	case wire.LevelError:
 		log.Error(msg)
 	default:
 		log.Info(msg)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
 
@@ -36,7 +37,7 @@ type childConfig struct {
 	component  string
 	task       int
 	log        *zap.Logger
-	handshake  *Handshake
+	handshake  *wire.Handshake
 	timeout    time.Duration // topology.subprocess.timeout.secs
 	heartbeat  time.Duration // 0: no heartbeats or silence checks (spouts)
 	grace      time.Duration
@@ -48,7 +49,7 @@ type childConfig struct {
 	onFrame func(c *child, frame []byte, more bool) error
 	// onDeath is called once, from the waiter goroutine, when the child failed
 	// (not when it was closed). It must not block.
-	onDeath func(err *ChildError)
+	onDeath func(err *childError)
 }
 
 // child is a running shell process with its goroutines: one writer for stdin,
@@ -82,7 +83,7 @@ type child struct {
 	mu     sync.Mutex // mu guards cause, exited and err
 	cause  error
 	exited bool
-	err    *ChildError
+	err    *childError
 	tail   stderrTail
 }
 
@@ -91,7 +92,7 @@ func startChild(cfg childConfig) (*child, error) {
 		reaped: make(chan struct{}), stderrDone: make(chan struct{})}
 	c.ctrl.signal = make(chan struct{}, 1)
 	if err := c.start(); err != nil {
-		return nil, fmt.Errorf("multilang: component %q task %d: starting %q: %w", cfg.component, cfg.task, cfg.cmd.String(), err)
+		return nil, fmt.Errorf("multilang: component %q task %d: starting %q: %w", cfg.component, cfg.task, cfg.cmd.quoted(), err)
 	}
 	return c, nil
 }
@@ -132,7 +133,7 @@ func (c *child) start() (err error) {
 	}
 	c.pid = c.cmd.Process.Pid
 	c.heard()
-	c.cfg.log.Debug("child started", zap.Int("pid", c.pid), zap.Stringer("command", c.cfg.cmd))
+	c.cfg.log.Debug("child started", zap.Int("pid", c.pid), zap.String("command", c.cfg.cmd.quoted()))
 	c.run(c.wait, c.readStderr, c.write, c.read)
 	if c.cfg.heartbeat > 0 {
 		c.run(c.watch)
@@ -209,7 +210,7 @@ func (c *child) write() {
 			return
 		}
 		var err error
-		if buf, err = AppendFrame(buf[:0], m); err != nil {
+		if buf, err = wire.AppendFrame(buf[:0], m); err != nil {
 			c.die(fmt.Errorf("encoding a message for the child: %w", err))
 			return
 		}
@@ -220,7 +221,7 @@ func (c *child) write() {
 			err = w.Flush()
 		}
 		if err != nil {
-			c.die(fmt.Errorf("%w: writing to its stdin: %v", ErrExited, err))
+			c.die(fmt.Errorf("%w: writing to its stdin: %v", errExited, err))
 			return
 		}
 	}
@@ -244,7 +245,7 @@ func (c *child) next() (any, bool) {
 
 // read is the only goroutine that reads the child's stdout.
 func (c *child) read() {
-	fr := NewFrameReader(c.stdout, c.cfg.maxMessage)
+	fr := wire.NewFrameReader(c.stdout, c.cfg.maxMessage)
 	if err := c.readPid(fr); err != nil {
 		c.die(err)
 		return
@@ -267,18 +268,18 @@ func (c *child) read() {
 	}
 }
 
-func (c *child) readPid(fr *FrameReader) error {
+func (c *child) readPid(fr *wire.FrameReader) error {
 	frame, err := fr.Next()
 	if err != nil {
 		return c.readError(err)
 	}
 	c.heard()
-	m, err := Decode(frame)
-	if err == nil && m.Kind != KindPid {
+	m, err := wire.Decode(frame)
+	if err == nil && m.Kind != wire.KindPid {
 		err = fmt.Errorf("got a %q message before the pid", m.Kind)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrHandshake, c.protocolError(frame, err))
+		return fmt.Errorf("%w: %w", errHandshake, c.protocolError(frame, err))
 	}
 	c.reportedPid.Store(int64(m.Pid))
 	c.answered.Store(true)
@@ -300,7 +301,7 @@ func (c *child) checkPidFile() error {
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(c.pidDir, strconv.FormatInt(pid, 10))); err != nil {
-		return fmt.Errorf("%w: no pid file %q after the pid answer", ErrHandshake, filepath.Join(c.pidDir, strconv.FormatInt(pid, 10)))
+		return fmt.Errorf("%w: no pid file %q after the pid answer", errHandshake, filepath.Join(c.pidDir, strconv.FormatInt(pid, 10)))
 	}
 	c.pidFileOK.Store(true)
 	return nil
@@ -309,19 +310,19 @@ func (c *child) checkPidFile() error {
 func (c *child) readError(err error) error {
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, os.ErrClosed):
-		return fmt.Errorf("%w: its stdout ended: %v", ErrExited, err)
-	case errors.Is(err, ErrTooLarge):
-		return &ProtocolError{Component: c.cfg.component, Task: c.cfg.task, Err: err}
+		return fmt.Errorf("%w: its stdout ended: %v", errExited, err)
+	case errors.Is(err, wire.ErrTooLarge):
+		return &protocolError{component: c.cfg.component, task: c.cfg.task, err: err}
 	}
 	return fmt.Errorf("reading its stdout: %w", err)
 }
 
-func (c *child) protocolError(frame []byte, err error) *ProtocolError {
-	return &ProtocolError{Component: c.cfg.component, Task: c.cfg.task, Data: append([]byte(nil), frame...), Err: err}
+func (c *child) protocolError(frame []byte, err error) *protocolError {
+	return &protocolError{component: c.cfg.component, task: c.cfg.task, data: append([]byte(nil), frame...), err: err}
 }
 
 // heartbeat is the tuple a bolt's child must answer with sync.
-type heartbeat struct{ outTuple }
+type heartbeat struct{ wire.OutTuple }
 
 // watch sends heartbeats to a bolt's child and fails it when it stays silent.
 func (c *child) watch() {
@@ -340,7 +341,7 @@ func (c *child) watch() {
 		}
 		if c.heartbeatSent.CompareAndSwap(false, true) {
 			n := c.heartbeats.Add(1)
-			c.sendControl(heartbeat{outTuple{ID: "hb-" + strconv.FormatUint(n, 10), Comp: "__system", Stream: HeartbeatStream, Task: -1, Values: []any{}}})
+			c.sendControl(heartbeat{wire.OutTuple{ID: "hb-" + strconv.FormatUint(n, 10), Comp: wire.SystemComponent, Stream: wire.HeartbeatStream, Task: -1, Values: []any{}}})
 		}
 	}
 }
@@ -354,16 +355,16 @@ func (c *child) wait() {
 	deadline := time.Now().Add(drainDelay)
 	_ = c.stdout.SetReadDeadline(deadline)
 	_ = c.stderr.SetReadDeadline(deadline)
-	c.die(ErrExited)
+	c.die(errExited)
 	<-c.stderrDone
-	e := &ChildError{Component: c.cfg.component, Task: c.cfg.task, Command: c.cfg.cmd.String(), Pid: c.pid, Stderr: c.tail.String()}
+	e := &childError{component: c.cfg.component, task: c.cfg.task, command: c.cfg.cmd.quoted(), pid: c.pid, stderr: c.tail.String()}
 	if waitErr != nil {
-		e.Exit = waitErr.Error()
+		e.exit = waitErr.Error()
 	} else {
-		e.Exit = "exit status 0"
+		e.exit = "exit status 0"
 	}
 	c.mu.Lock()
-	e.Err = c.cause
+	e.err = c.cause
 	c.err = e
 	c.mu.Unlock()
 	close(c.reaped)
@@ -400,7 +401,7 @@ func (c *child) signal(sig syscall.Signal) {
 func (c *child) Done() <-chan struct{} { return c.reaped }
 
 // Err returns how the child ended, once Done is closed.
-func (c *child) Err() *ChildError {
+func (c *child) Err() *childError {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err

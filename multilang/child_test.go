@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
 
@@ -17,16 +18,16 @@ printf '{"pid": %d}\nend\n' $$
 : > "$dir/$$"
 `
 
-type deaths chan *ChildError
+type deaths chan *childError
 
 func testChild(t *testing.T, script string, configure ...func(*childConfig)) (*child, deaths) {
 	t.Helper()
 	died := make(deaths, 1)
 	cfg := childConfig{
-		cmd: Cmd("sh", "-c", script), component: "c", task: 7, log: zap.NewNop(), handshake: &Handshake{},
+		cmd: Command{Path: "sh", Args: []string{"-c", script}}, component: "c", task: 7, log: zap.NewNop(), handshake: &wire.Handshake{},
 		timeout: 5 * time.Second, grace: time.Second, maxMessage: 1 << 10, dataSlots: 4,
 		onFrame: func(*child, []byte, bool) error { return nil },
-		onDeath: func(err *ChildError) { died <- err },
+		onDeath: func(err *childError) { died <- err },
 	}
 	for _, c := range configure {
 		c(&cfg)
@@ -39,7 +40,7 @@ func testChild(t *testing.T, script string, configure ...func(*childConfig)) (*c
 	return c, died
 }
 
-func waitDeath(t *testing.T, died deaths) *ChildError {
+func waitDeath(t *testing.T, died deaths) *childError {
 	t.Helper()
 	select {
 	case err := <-died:
@@ -60,7 +61,7 @@ func expectGone(t *testing.T, pid int) {
 func TestChildThatExitsFailsWithItsStatus(t *testing.T) {
 	c, died := testChild(t, handshakeSh+`echo "bye" >&2; exit 4`)
 	err := waitDeath(t, died)
-	if !errors.Is(err, ErrExited) || err.Exit != "exit status 4" || err.Stderr != "bye" || err.Component != "c" || err.Task != 7 {
+	if !errors.Is(err, errExited) || !errors.Is(err, ErrChildFailed) || err.exit != "exit status 4" || err.stderr != "bye" || err.component != "c" || err.task != 7 {
 		t.Fatalf("error %+v", err)
 	}
 	if !strings.Contains(err.Error(), `component "c" task 7`) {
@@ -79,8 +80,8 @@ func TestChildHandshakeIsChecked(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, died := testChild(t, script)
 			err := waitDeath(t, died)
-			if !errors.Is(err, ErrHandshake) || err.Exit != "signal: killed" {
-				t.Fatalf("error %v (exit %q)", err, err.Exit)
+			if !errors.Is(err, errHandshake) || err.exit != "signal: killed" {
+				t.Fatalf("error %v (exit %q)", err, err.exit)
 			}
 			expectGone(t, c.Pid())
 		})
@@ -92,7 +93,7 @@ func TestChildSilentPastTheTimeoutIsKilled(t *testing.T) {
 		cfg.timeout, cfg.heartbeat = 300*time.Millisecond, time.Second
 	})
 	err := waitDeath(t, died)
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "topology.subprocess.timeout.secs is 300ms") {
+	if !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrChildFailed) || !strings.Contains(err.Error(), "topology.subprocess.timeout.secs is 300ms") {
 		t.Fatalf("error %v", err)
 	}
 	expectGone(t, c.Pid())
@@ -101,8 +102,8 @@ func TestChildSilentPastTheTimeoutIsKilled(t *testing.T) {
 func TestChildOversizedMessageIsBadInput(t *testing.T) {
 	_, died := testChild(t, handshakeSh+`head -c 5000 /dev/zero | tr '\0' x; printf '\nend\n'; sleep 30`)
 	err := waitDeath(t, died)
-	var pe *ProtocolError
-	if !errors.As(err, &pe) || !errors.Is(err, ErrTooLarge) || pe.Component != "c" {
+	var pe *protocolError
+	if !errors.As(err, &pe) || !errors.Is(err, wire.ErrTooLarge) || pe.component != "c" {
 		t.Fatalf("error %v", err)
 	}
 }
@@ -127,13 +128,13 @@ func TestCloseKillsAChildThatIgnoresTheTerminationSignal(t *testing.T) {
 		t.Errorf("a closed child was reported as failed: %v", err)
 	default:
 	}
-	if c.Err() == nil || c.Err().Exit != "signal: killed" {
+	if c.Err() == nil || c.Err().exit != "signal: killed" {
 		t.Errorf("end %+v", c.Err())
 	}
 }
 
 func TestStartFailsForAMissingProgram(t *testing.T) {
-	_, err := startChild(childConfig{cmd: Cmd("/no/such/program"), component: "c", task: 1, log: zap.NewNop(), handshake: &Handshake{}})
+	_, err := startChild(childConfig{cmd: Command{Path: "/no/such/program"}, component: "c", task: 1, log: zap.NewNop(), handshake: &wire.Handshake{}})
 	if err == nil || !strings.Contains(err.Error(), `component "c" task 1: starting "/no/such/program"`) {
 		t.Errorf("error %v", err)
 	}

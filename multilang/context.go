@@ -9,29 +9,33 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/internal/grouping"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
 
-// NewContext describes task of component c to a child, with Storm's eight keys.
-// Task ids are those [routing.Compile] assigns (Storm's numbering), so they are the
-// ids the runtime uses.
-func NewContext(plan *routing.Plan, c *dsl.Component, task int) Context {
-	topo := plan.Topology
-	ctx := Context{
+// ackerComponent is the component id Storm's context gives acker tasks.
+const ackerComponent = "__acker"
+
+// newContext describes task of component c to a child, with Storm's eight
+// keys. Task ids are the model's (dsl.Component.Tasks), which are the ids the
+// runtime uses, so a child's direct emits reach the task it names.
+func newContext(topo *dsl.Topology, c *dsl.Component, task int) wire.Context {
+	ctx := wire.Context{
 		TaskToComponent:         map[string]string{},
 		TaskID:                  task,
 		ComponentID:             c.ID,
 		StreamToOutputFields:    map[string][]string{},
-		StreamToTargets:         map[string]map[string]Grouping{},
-		SourceToStreamGroupings: map[string]map[string]Grouping{},
+		StreamToTargets:         map[string]map[string]wire.Grouping{},
+		SourceToStreamGroupings: map[string]map[string]wire.Grouping{},
 		SourceToStreamFields:    map[string]map[string][]string{},
 	}
-	for _, t := range plan.Tasks {
-		name := "__acker"
-		if t.Component != nil {
-			name = t.Component.ID
+	for _, comp := range topo.Components {
+		for _, t := range comp.Tasks {
+			ctx.TaskToComponent[strconv.Itoa(t)] = comp.ID
 		}
-		ctx.TaskToComponent[strconv.Itoa(t.ID)] = name
+	}
+	for _, t := range topo.AckerTasks {
+		ctx.TaskToComponent[strconv.Itoa(t)] = ackerComponent
 	}
 	ctx.Streams = []string{}
 	for _, s := range outputStreams(topo, c) {
@@ -55,29 +59,23 @@ func NewContext(plan *routing.Plan, c *dsl.Component, task int) Context {
 	return ctx
 }
 
-func addGrouping(m map[string]map[string]Grouping, outer, inner string, e *dsl.Edge) {
+func addGrouping(m map[string]map[string]wire.Grouping, outer, inner string, e *dsl.Edge) {
 	if m[outer] == nil {
-		m[outer] = map[string]Grouping{}
+		m[outer] = map[string]wire.Grouping{}
 	}
 	m[outer][inner] = groupingOf(e.Grouping)
 }
 
 // groupingOf names a grouping as Storm's context does; global grouping is a
 // fields grouping on no fields there.
-func groupingOf(g dsl.Grouping) Grouping {
+func groupingOf(g dsl.Grouping) wire.Grouping {
 	switch g.Kind {
-	case dsl.GroupShuffle:
-		return Grouping{Type: "SHUFFLE"}
-	case dsl.GroupFields:
-		return Grouping{Type: "FIELDS", Fields: g.Fields}
-	case dsl.GroupAll:
-		return Grouping{Type: "ALL"}
-	case dsl.GroupDirect:
-		return Grouping{Type: "DIRECT"}
-	case dsl.GroupGlobal:
-		return Grouping{Type: "FIELDS", Fields: []string{}}
+	case grouping.Fields:
+		return wire.Grouping{Type: "FIELDS", Fields: g.Fields}
+	case grouping.Global:
+		return wire.Grouping{Type: "FIELDS", Fields: []string{}}
 	}
-	return Grouping{Type: strings.ToUpper(g.Kind.String())}
+	return wire.Grouping{Type: strings.ToUpper(g.Kind)} // SHUFFLE, ALL, DIRECT
 }
 
 // outputStreams lists the streams component c emits, in stream order: a spout's
@@ -86,13 +84,13 @@ func groupingOf(g dsl.Grouping) Grouping {
 func outputStreams(topo *dsl.Topology, c *dsl.Component) []*dsl.Stream {
 	seen := map[*dsl.Stream]bool{}
 	if c.Spout != nil {
-		if s := topo.StreamOf(c.Spout.Output); s != nil {
+		if s := streamOf(topo, c.Spout.Output); s != nil {
 			seen[s] = true
 		}
 	}
 	if d := defOf(c); d != nil {
 		for _, o := range d.outputs {
-			if s := topo.StreamOf(o.typ); s != nil {
+			if s := streamOf(topo, o.typ); s != nil {
 				seen[s] = true
 			}
 		}
@@ -110,11 +108,11 @@ func outputStreams(topo *dsl.Topology, c *dsl.Component) []*dsl.Stream {
 	return out
 }
 
-// StormConf returns conf as a child sees it: Storm's key names with values in
+// stormConf returns conf as a child sees it: Storm's key names with values in
 // the key's unit (a time.Duration becomes seconds, or milliseconds for ".ms"
 // keys), the settings goshelter resolved (defaults included, as Storm sends its
 // whole conf) and "topology.name".
-func StormConf(topology string, conf dsl.Conf, s dsl.Settings) map[string]any {
+func stormConf(topology string, conf dsl.Conf, s dsl.Settings) map[string]any {
 	out := map[string]any{
 		"topology.name":       topology,
 		dsl.MaxSpoutPending:   s.MaxSpoutPending,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
-	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
 
 type Sentence struct {
@@ -32,7 +32,7 @@ func wordCount(t *testing.T, direct bool) *dsl.Topology {
 	b := dsl.New("wc", dsl.Conf{dsl.MessageTimeout: 1500 * time.Millisecond, "custom.key": "x", "goshelter.batch.size": 8})
 	b.Streams(Word{}, Count{})
 	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }), dsl.Parallelism(2))
-	split := b.Bolt("split", multilang.Bolt(multilang.Cmd("python3", "split.py"), multilang.Output("default", Word{})),
+	split := b.Bolt("split", multilang.Bolt(multilang.Command{Path: "python3", Args: []string{"split.py"}, Outputs: map[string]any{"default": Word{}}}),
 		dsl.Parallelism(2), dsl.WithConf(dsl.Conf{dsl.TickFrequency: 2 * time.Second}))
 	count := b.Bolt("count", dsl.AutoAck(func(Word, dsl.Emitter) error { return nil }), dsl.Parallelism(2))
 	total := b.Bolt("total", dsl.AutoAck(func(Count, dsl.Emitter) error { return nil }))
@@ -52,8 +52,7 @@ func wordCount(t *testing.T, direct bool) *dsl.Topology {
 
 func TestContextHasStormsEightKeysWithRealTaskIDs(t *testing.T) {
 	topo := wordCount(t, false)
-	plan := routing.Compile(topo)
-	ctx := multilang.NewContext(plan, topo.Component("split"), 5)
+	ctx := multilang.NewContext(topo, topo.Component("split"), 5)
 
 	b, err := json.Marshal(ctx)
 	if err != nil {
@@ -82,10 +81,10 @@ func TestContextHasStormsEightKeysWithRealTaskIDs(t *testing.T) {
 	if !reflect.DeepEqual(ctx.Streams, []string{"default"}) || !reflect.DeepEqual(ctx.StreamToOutputFields, map[string][]string{"default": {"word"}}) {
 		t.Errorf("streams %v, fields %v", ctx.Streams, ctx.StreamToOutputFields)
 	}
-	if got := ctx.StreamToTargets; !reflect.DeepEqual(got, map[string]map[string]multilang.Grouping{"default": {"count": {Type: "FIELDS", Fields: []string{"word"}}}}) {
+	if got := ctx.StreamToTargets; !reflect.DeepEqual(got, map[string]map[string]wire.Grouping{"default": {"count": {Type: "FIELDS", Fields: []string{"word"}}}}) {
 		t.Errorf("stream->target->grouping = %v", got)
 	}
-	if got := ctx.SourceToStreamGroupings; !reflect.DeepEqual(got, map[string]map[string]multilang.Grouping{"sentences": {"Sentence": {Type: "SHUFFLE"}}}) {
+	if got := ctx.SourceToStreamGroupings; !reflect.DeepEqual(got, map[string]map[string]wire.Grouping{"sentences": {"Sentence": {Type: "SHUFFLE"}}}) {
 		t.Errorf("source->stream->grouping = %v", got)
 	}
 	if got := ctx.SourceToStreamFields; !reflect.DeepEqual(got, map[string]map[string][]string{"sentences": {"Sentence": {"sentence"}}}) {
@@ -95,8 +94,8 @@ func TestContextHasStormsEightKeysWithRealTaskIDs(t *testing.T) {
 
 func TestContextOfAGoComponentNamesShellStreamsAsTheShellDoes(t *testing.T) {
 	topo := wordCount(t, false)
-	ctx := multilang.NewContext(routing.Compile(topo), topo.Component("count"), 1)
-	if got := ctx.SourceToStreamGroupings; !reflect.DeepEqual(got, map[string]map[string]multilang.Grouping{"split": {"default": {Type: "FIELDS", Fields: []string{"word"}}}}) {
+	ctx := multilang.NewContext(topo, topo.Component("count"), 1)
+	if got := ctx.SourceToStreamGroupings; !reflect.DeepEqual(got, map[string]map[string]wire.Grouping{"split": {"default": {Type: "FIELDS", Fields: []string{"word"}}}}) {
 		t.Errorf("source->stream->grouping = %v", got)
 	}
 	// Global grouping is a fields grouping on no fields in Storm, and "fields" is always there.

@@ -1,41 +1,125 @@
 package multilang_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 
+	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
 )
 
-// Decode applies Storm's defaults: no stream means "default", a single-string
-// anchor is one anchor, and task ids are wanted unless the emit says otherwise.
-func ExampleDecode() {
-	m, err := multilang.Decode([]byte(`{"command":"emit","anchors":"-6955","tuple":["snow","white"]}`))
-	if err != nil {
-		fmt.Println(err)
-		return
+// The streams of the examples.
+type (
+	Line struct {
+		Text string `storm:"line"`
 	}
-	fmt.Println(m.Kind, m.Stream, m.Anchors, len(m.Tuple), m.NeedTaskIDs)
+	Upper struct {
+		Text string `storm:"line"`
+	}
+)
 
-	_, err = multilang.Decode([]byte(`{"command":"emit","tuple":"oops"}`))
-	fmt.Println(err)
-	// Output:
-	// emit default [-6955] 2 true
-	// emit: "tuple" is not a JSON array
+// shout is lines (a Go spout) -> upper (a Go bolt) -> print (a shell bolt).
+func shout() *dsl.Topology {
+	b := dsl.New("shout", nil)
+	b.Streams(Upper{})
+	lines := b.Spout("lines", dsl.Unreliable(func() (Line, bool) { return Line{"hello storm"}, true }))
+	upper := b.Bolt("upper", dsl.AutoAck(func(in Line, out dsl.Emitter) error {
+		out.Emit(Upper{strings.ToUpper(in.Text)})
+		return nil
+	}))
+	printer := b.Bolt("print", multilang.Bolt(multilang.Command{Path: "python3", Args: []string{"print.py"}}))
+	b.Anchored(lines, upper, dsl.Shuffle[Line]())
+	b.Anchored(upper, printer, dsl.Shuffle[Upper]())
+	topo, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	return topo
 }
 
-// WriteFrame writes one message the way a host does: a line of JSON, then "end".
-func ExampleWriteFrame() {
-	_ = multilang.WriteFrame(os.Stdout, map[string]string{"command": "next"})
+// A goshelter binary serves its Go components to Storm when Storm starts it
+// as a shell component: main calls Serve with os.Stdin and os.Stdout. Here the
+// host is played by a string holding what Storm's ShellBolt would send: the
+// handshake naming the "upper" bolt, then one tuple. Serve answers with its pid,
+// emits anchored to the input, acks it, and returns when its input ends.
+func ExampleServe() {
+	host := strings.NewReader(`{"conf":{},"pidDir":"","context":{"componentid":"upper","taskid":3}}
+end
+{"id":"-42","comp":"lines","stream":"Line","task":1,"tuple":["hello storm"]}
+end
+`)
+	var out strings.Builder
+	if err := multilang.Serve(context.Background(), shout(), host, &out); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Print(regexp.MustCompile(`"pid":\d+`).ReplaceAllString(out.String(), `"pid":PID`))
 	// Output:
-	// {"command":"next"}
+	// {"pid":PID}
+	// end
+	// {"command":"emit","stream":"Upper","tuple":["HELLO STORM"],"anchors":["-42"],"need_task_ids":false}
+	// end
+	// {"command":"ack","id":"-42"}
 	// end
 }
 
-// ParseCommand splits a command line without a shell: nothing is expanded.
-func ExampleParseCommand() {
-	c, _ := multilang.ParseCommand(`python3 "my bolt.py" --name=$USER`)
-	fmt.Printf("%q\n", c.Argv())
+// Flux describes the topology for Storm's Flux loader: the Go components run
+// this binary (here "./shout serve", which calls Serve), the shell bolt runs
+// its own command.
+func ExampleFlux() {
+	if err := multilang.Flux(os.Stdout, shout(), "./shout", "serve"); err != nil {
+		fmt.Println(err)
+	}
 	// Output:
-	// ["python3" "my bolt.py" "--name=$USER"]
+	// name: shout
+	// config:
+	//   topology.acker.executors: 4
+	//   topology.max.spout.pending: 128
+	//   topology.message.timeout.secs: 30
+	//   topology.subprocess.timeout.secs: 30
+	// spouts:
+	//   - id: lines
+	//     className: org.apache.storm.flux.wrappers.spouts.FluxShellSpout
+	//     constructorArgs:
+	//       - - ./shout
+	//         - serve
+	//     configMethods:
+	//       - name: setNamedStream
+	//         args:
+	//           - Line
+	//           - - line
+	//     parallelism: 1
+	// bolts:
+	//   - id: print
+	//     className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
+	//     constructorArgs:
+	//       - - python3
+	//         - print.py
+	//     parallelism: 1
+	//   - id: upper
+	//     className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
+	//     constructorArgs:
+	//       - - ./shout
+	//         - serve
+	//     configMethods:
+	//       - name: setNamedStream
+	//         args:
+	//           - Upper
+	//           - - line
+	//     parallelism: 1
+	// streams:
+	//   - name: lines --Line--> upper
+	//     from: lines
+	//     to: upper
+	//     grouping:
+	//       type: SHUFFLE
+	//       streamId: Line
+	//   - name: upper --Upper--> print
+	//     from: upper
+	//     to: print
+	//     grouping:
+	//       type: SHUFFLE
+	//       streamId: Upper
 }

@@ -1,82 +1,60 @@
 package multilang
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
-	"go.yaml.in/yaml/v3"
+	"github.com/goshelter/goshelter/internal/grouping"
+	"github.com/goshelter/goshelter/multilang/internal/flux"
 )
 
-// Flux wrapper classes of Apache Storm (flux-wrappers) that run shell components.
-const (
-	FluxShellSpout = "org.apache.storm.flux.wrappers.spouts.FluxShellSpout"
-	FluxShellBolt  = "org.apache.storm.flux.wrappers.bolts.FluxShellBolt"
-)
-
-// FluxDef is a Storm Flux topology definition, as [Flux] writes it.
-type FluxDef struct {
-	Name    string          `yaml:"name"`
-	Config  map[string]any  `yaml:"config,omitempty"`
-	Spouts  []FluxComponent `yaml:"spouts"`
-	Bolts   []FluxComponent `yaml:"bolts"`
-	Streams []FluxStream    `yaml:"streams"`
-}
-
-// FluxComponent is a spout or bolt of a Flux definition.
-type FluxComponent struct {
-	ID              string             `yaml:"id"`
-	ClassName       string             `yaml:"className"`
-	ConstructorArgs []any              `yaml:"constructorArgs"`
-	ConfigMethods   []FluxConfigMethod `yaml:"configMethods,omitempty"`
-	Parallelism     int                `yaml:"parallelism"`
-}
-
-// FluxConfigMethod is a method Flux calls on a component after constructing it.
-type FluxConfigMethod struct {
-	Name string `yaml:"name"`
-	Args []any  `yaml:"args"`
-}
-
-// FluxStream subscribes a bolt to a component's stream.
-type FluxStream struct {
-	Name     string       `yaml:"name"`
-	From     string       `yaml:"from"`
-	To       string       `yaml:"to"`
-	Grouping FluxGrouping `yaml:"grouping"`
-}
-
-// FluxGrouping is a Flux grouping.
-type FluxGrouping struct {
-	Type     string   `yaml:"type"`
-	StreamID string   `yaml:"streamId"`
-	Args     []string `yaml:"args,omitempty"`
-}
-
-// ErrNotExportable is wrapped by Flux's error for topologies Storm's shell
+// errNotExportable is wrapped by Flux's error for topologies Storm's shell
 // wrappers cannot express.
-var ErrNotExportable = errors.New("multilang: topology cannot be exported to Flux")
+var errNotExportable = errors.New("multilang: topology cannot be exported to Flux")
 
-// Flux describes topo as a Storm Flux definition in which every component is a
-// shell component: Go components run command (this binary, serving them with
+// Flux writes topo to w as a Storm Flux definition (YAML) in which every
+// component is a shell component, so that a Storm cluster can run the topology
+// with no Java code: Go components run command (this binary, serving them with
 // [Serve]); shell components defined with [Spout] and [Bolt] run their own
-// command. Streams keep their goshelter names (shell components' declared ids for
-// what they emit); groupings map to Flux's SHUFFLE, FIELDS, ALL and GLOBAL.
-// Direct groupings cannot be exported: Flux's shell wrappers declare no direct
-// streams.
-func Flux(topo *dsl.Topology, command ...string) (*FluxDef, error) {
-	if len(command) == 0 {
-		return nil, fmt.Errorf("%w: no command to run the binary", ErrNotExportable)
+// command. Streams keep their goshelter names (shell components' declared ids
+// for what they emit); groupings map to Flux's SHUFFLE, FIELDS, ALL and GLOBAL.
+// Conf keys starting with "goshelter." are left out and time conf is written
+// in whole seconds (rounded up), as Storm reads it.
+//
+// Direct groupings cannot be exported, because Flux's shell wrappers declare no
+// direct streams; Flux then writes nothing and returns an error naming every
+// edge it cannot express.
+func Flux(w io.Writer, topo *dsl.Topology, command ...string) error {
+	def, err := fluxDef(topo, command)
+	if err != nil {
+		return err
 	}
-	f := &FluxDef{Name: topo.Name, Config: fluxConf(topo.Conf, topo.Settings)}
+	out, err := def.YAML()
+	if err != nil {
+		return fmt.Errorf("multilang: writing the Flux definition: %w", err)
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+func fluxDef(topo *dsl.Topology, command []string) (*flux.Def, error) {
+	if len(command) == 0 {
+		return nil, fmt.Errorf("%w: no command to run the binary", errNotExportable)
+	}
+	f := &flux.Def{Name: topo.Name, Config: fluxConf(topo.Conf, topo.Settings)}
 	var problems []string
 	for _, c := range sortedComponents(topo) {
-		fc := fluxComponent(topo, c, command)
-		if c.Kind == dsl.SpoutKind {
+		fc, err := fluxComponent(topo, c, command)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		if c.Spout != nil {
 			f.Spouts = append(f.Spouts, fc)
 		} else {
 			f.Bolts = append(f.Bolts, fc)
@@ -88,26 +66,12 @@ func Flux(topo *dsl.Topology, command ...string) (*FluxDef, error) {
 			problems = append(problems, err.Error())
 			continue
 		}
-		f.Streams = append(f.Streams, FluxStream{Name: fmt.Sprintf("%s --%s--> %s", e.From.ID, g.StreamID, e.To.ID), From: e.From.ID, To: e.To.ID, Grouping: g})
+		f.Streams = append(f.Streams, flux.Stream{Name: fmt.Sprintf("%s --%s--> %s", e.From.ID, g.StreamID, e.To.ID), From: e.From.ID, To: e.To.ID, Grouping: g})
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrNotExportable, strings.Join(problems, "; "))
+		return nil, fmt.Errorf("%w: %s", errNotExportable, strings.Join(problems, "; "))
 	}
 	return f, nil
-}
-
-// YAML renders the definition.
-func (f *FluxDef) YAML() ([]byte, error) {
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(f); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
 func sortedComponents(topo *dsl.Topology) []*dsl.Component {
@@ -116,18 +80,21 @@ func sortedComponents(topo *dsl.Topology) []*dsl.Component {
 	return out
 }
 
-func fluxComponent(topo *dsl.Topology, c *dsl.Component, command []string) FluxComponent {
-	fc := FluxComponent{ID: c.ID, ClassName: FluxShellBolt, Parallelism: c.Parallelism}
-	if c.Kind == dsl.SpoutKind {
-		fc.ClassName = FluxShellSpout
+func fluxComponent(topo *dsl.Topology, c *dsl.Component, command []string) (flux.Component, error) {
+	fc := flux.Component{ID: c.ID, ClassName: flux.ShellBolt, Parallelism: c.Parallelism}
+	if c.Spout != nil {
+		fc.ClassName = flux.ShellSpout
 	}
 	argv := command
 	if d := defOf(c); d != nil {
-		argv = d.cmd.Argv()
+		if d.err != nil {
+			return fc, fmt.Errorf("component %q: %v", c.ID, d.err)
+		}
+		argv = d.cmd.argv()
 	}
 	fc.ConstructorArgs = []any{append([]string(nil), argv...)}
 	for _, s := range outputStreams(topo, c) {
-		fc.ConfigMethods = append(fc.ConfigMethods, FluxConfigMethod{Name: "setNamedStream", Args: []any{streamID(c, s), append([]string(nil), s.Fields...)}})
+		fc.ConfigMethods = append(fc.ConfigMethods, flux.ConfigMethod{Name: "setNamedStream", Args: []any{streamID(c, s), append([]string(nil), s.Fields...)}})
 	}
 	keys := make([]string, 0, len(c.Conf))
 	for k := range c.Conf {
@@ -135,21 +102,21 @@ func fluxComponent(topo *dsl.Topology, c *dsl.Component, command []string) FluxC
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fc.ConfigMethods = append(fc.ConfigMethods, FluxConfigMethod{Name: "addComponentConfig", Args: []any{k, fluxValue(k, c.Conf[k])}})
+		fc.ConfigMethods = append(fc.ConfigMethods, flux.ConfigMethod{Name: "addComponentConfig", Args: []any{k, fluxValue(k, c.Conf[k])}})
 	}
-	return fc
+	return fc, nil
 }
 
-func fluxGrouping(e *dsl.Edge) (FluxGrouping, error) {
-	g := FluxGrouping{StreamID: streamID(e.From, e.Stream)}
+func fluxGrouping(e *dsl.Edge) (flux.Grouping, error) {
+	g := flux.Grouping{StreamID: streamID(e.From, e.Stream)}
 	switch e.Grouping.Kind {
-	case dsl.GroupShuffle:
+	case grouping.Shuffle:
 		g.Type = "SHUFFLE"
-	case dsl.GroupFields:
+	case grouping.Fields:
 		g.Type, g.Args = "FIELDS", append([]string(nil), e.Grouping.Fields...)
-	case dsl.GroupAll:
+	case grouping.All:
 		g.Type = "ALL"
-	case dsl.GroupGlobal:
+	case grouping.Global:
 		g.Type = "GLOBAL"
 	default:
 		return g, fmt.Errorf("edge %v: %v grouping is not supported by Flux's shell wrappers", e, e.Grouping)

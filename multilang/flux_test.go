@@ -1,23 +1,23 @@
 package multilang_test
 
 import (
+	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
 )
 
 func TestFluxRunsEveryComponentThroughStormsShellWrappers(t *testing.T) {
-	def, err := multilang.Flux(wordCount(t, false), "./wc", "serve")
-	if err != nil {
+	var buf bytes.Buffer
+	if err := multilang.Flux(&buf, wordCount(t, false), "./wc", "serve"); err != nil {
 		t.Fatal(err)
 	}
-	out, err := def.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := buf.Bytes()
 	var doc struct {
 		Name   string         `yaml:"name"`
 		Config map[string]any `yaml:"config"`
@@ -52,7 +52,7 @@ func TestFluxRunsEveryComponentThroughStormsShellWrappers(t *testing.T) {
 	if doc.Name != "wc" || doc.Config["topology.message.timeout.secs"] != 2 || doc.Config["custom.key"] != "x" || doc.Config["goshelter.batch.size"] != nil {
 		t.Errorf("name %q config %v", doc.Name, doc.Config)
 	}
-	if len(doc.Spouts) != 1 || doc.Spouts[0].ClassName != multilang.FluxShellSpout || doc.Spouts[0].Parallelism != 2 {
+	if len(doc.Spouts) != 1 || doc.Spouts[0].ClassName != "org.apache.storm.flux.wrappers.spouts.FluxShellSpout" || doc.Spouts[0].Parallelism != 2 {
 		t.Fatalf("spouts: %+v", doc.Spouts)
 	}
 	m := doc.Spouts[0].ConfigMethods[0]
@@ -61,7 +61,7 @@ func TestFluxRunsEveryComponentThroughStormsShellWrappers(t *testing.T) {
 	}
 	args := map[string][]string{}
 	for _, b := range doc.Bolts {
-		if b.ClassName != multilang.FluxShellBolt {
+		if b.ClassName != "org.apache.storm.flux.wrappers.bolts.FluxShellBolt" {
 			t.Errorf("bolt %s is a %s", b.ID, b.ClassName)
 		}
 		args[b.ID] = b.ConstructorArgs[0]
@@ -85,10 +85,23 @@ func TestFluxRunsEveryComponentThroughStormsShellWrappers(t *testing.T) {
 }
 
 func TestFluxRefusesWhatStormsShellWrappersCannotDeclare(t *testing.T) {
-	if _, err := multilang.Flux(wordCount(t, true), "./wc", "serve"); !errors.Is(err, multilang.ErrNotExportable) {
+	var out bytes.Buffer
+	if err := multilang.Flux(&out, wordCount(t, true), "./wc", "serve"); !errors.Is(err, multilang.ErrNotExportable) || !strings.Contains(err.Error(), "direct grouping") {
 		t.Errorf("direct grouping: %v", err)
 	}
-	if _, err := multilang.Flux(wordCount(t, false)); !errors.Is(err, multilang.ErrNotExportable) {
+	if err := multilang.Flux(&out, wordCount(t, false)); !errors.Is(err, multilang.ErrNotExportable) {
 		t.Errorf("no command: %v", err)
+	}
+	b := dsl.New("bad-line", nil)
+	b.Spout("lines", multilang.Spout[Sentence](multilang.Command{Line: `python3 "unterminated`}))
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := multilang.Flux(&out, topo, "./wc", "serve"); !errors.Is(err, multilang.ErrNotExportable) || !strings.Contains(err.Error(), `component "lines": command line`) {
+		t.Errorf("a command line that does not split: %v", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("Flux wrote %q along with its error", out.String())
 	}
 }

@@ -1,14 +1,10 @@
 package multilang_test
 
-// Fuzz targets for what a multilang peer can send (bad input of every kind).
-// FuzzDecode and FuzzDecodeHost (codec_test.go) cover single messages; the
-// targets here cover whole streams:
-//
-//   - FuzzChildStream: a child's stdout as the host reads it, split by
-//     FrameReader and decoded message by message.
-//   - FuzzServeBolt and FuzzServeSpout: a host's stream after a valid handshake,
-//     fed to Serve running a Go bolt or spout, whose output must stay valid
-//     multilang.
+// Fuzz targets for what a host can send to Serve (bad input of every kind):
+// FuzzServeBolt and FuzzServeSpout feed a host's stream, after a valid
+// handshake, to Serve running a Go bolt or spout, whose output must stay valid
+// multilang. What a child can send is fuzzed in internal/wire (FuzzDecode,
+// FuzzDecodeHost, FuzzChildStream).
 //
 // go test runs the seeds below and the corpus in testdata/fuzz/<Target>;
 // go test -run XXX -fuzz FuzzServeBolt -fuzztime 30s ./multilang explores more.
@@ -18,77 +14,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
-	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
-
-// FuzzChildStream checks the host's reading of a child: FrameReader never
-// returns a message over its limit, always ends (io.EOF unwrapped at a clean
-// end), Decode never panics on a frame, and every frame survives being framed
-// again.
-func FuzzChildStream(f *testing.F) {
-	for _, seed := range []string{
-		"{\"pid\":42}\nend\n{\"command\":\"emit\",\"tuple\":[\"a\"]}\nend\n{\"command\":\"sync\"}\nend\n",
-		"{\"command\":\"emit\",\n \"anchors\":\"7\",\n \"tuple\":[1]}\nend\r\n",
-		"{\"command\":\"ack\",\"id\":\"no-such-id\"}\nend\n{\"command\":\"fail\",\"id\":-1}\nend",
-		"{\"command\":\"log\",\"msg\":\"end\"}\nend\nend\nend\n",
-		"not json\nend\n",
-		"{\"command\":\"emit\",\"tuple\":[",
-		"  end\nend \n\rend\n",
-		strings.Repeat("x", 300) + "\nend\n",
-	} {
-		f.Add([]byte(seed), uint16(0))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, limit uint16) {
-		max := 16 + int(limit%1024)
-		got := fuzzFrames(t, data, max)
-		for _, frame := range got {
-			_, _ = multilang.Decode(frame) // must not panic
-		}
-		var again bytes.Buffer
-		for _, frame := range got {
-			again.Write(frame)
-			again.WriteString("\nend\n")
-		}
-		back := fuzzFrames(t, again.Bytes(), max+1)
-		if len(back) != len(got) {
-			t.Fatalf("%d frames framed again read back as %d", len(got), len(back))
-		}
-		for i := range got {
-			if !bytes.Equal(back[i], got[i]) {
-				t.Fatalf("frame %d %q read back as %q", i, got[i], back[i])
-			}
-		}
-	})
-}
-
-// fuzzFrames reads every frame of data, checking the reader's promises.
-func fuzzFrames(t *testing.T, data []byte, max int) [][]byte {
-	t.Helper()
-	fr := multilang.NewFrameReader(bytes.NewReader(data), max)
-	var out [][]byte
-	for {
-		frame, err := fr.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) && err != io.EOF {
-				t.Fatalf("the clean end must be io.EOF itself, got %v", err)
-			}
-			return out
-		}
-		if len(frame) > max {
-			t.Fatalf("frame of %d bytes over the limit %d", len(frame), max)
-		}
-		out = append(out, append([]byte(nil), frame...))
-		if len(out) > len(data)/3+1 { // every frame ends with at least "end"
-			t.Fatalf("%d frames from %d bytes: the reader does not advance", len(out), len(data))
-		}
-	}
-}
 
 // The topology Serve runs in the fuzz targets: numbers -> double -> sink.
 type FuzzNum struct{ N int }
@@ -130,12 +62,10 @@ func fuzzTopology(t *testing.T) *dsl.Topology {
 // by stream, and checks that it ends in time and that everything it wrote is
 // multilang the host accepts, starting with the pid.
 func fuzzServe(t *testing.T, topo *dsl.Topology, component string, stream []byte) {
-	plan := routing.Compile(topo)
 	c := topo.Component(component)
-	task := plan.ComponentTasks[c.Index][0]
 	var in bytes.Buffer
-	hs := multilang.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: multilang.NewContext(plan, c, task)}
-	if err := multilang.WriteFrame(&in, hs); err != nil {
+	hs := wire.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: multilang.NewContext(topo, c, c.Tasks[0])}
+	if err := wire.WriteFrame(&in, hs); err != nil {
 		t.Fatal(err)
 	}
 	in.Write(stream)
@@ -143,7 +73,7 @@ func fuzzServe(t *testing.T, topo *dsl.Topology, component string, stream []byte
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- multilang.Serve(ctx, topo, multilang.WithIO(io.NopCloser(&in), &out)) }()
+	go func() { done <- multilang.Serve(ctx, topo, io.NopCloser(&in), &out) }()
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
@@ -152,7 +82,7 @@ func fuzzServe(t *testing.T, topo *dsl.Topology, component string, stream []byte
 	if ctx.Err() != nil {
 		t.Fatalf("Serve ran until its context ended on input %q", stream)
 	}
-	fr := multilang.NewFrameReader(&out, 0)
+	fr := wire.NewFrameReader(&out, 0)
 	for i := 0; ; i++ {
 		frame, err := fr.Next()
 		if err == io.EOF {
@@ -164,11 +94,11 @@ func fuzzServe(t *testing.T, topo *dsl.Topology, component string, stream []byte
 		if err != nil {
 			t.Fatalf("Serve's output is not framed: %v", err)
 		}
-		m, err := multilang.Decode(frame)
+		m, err := wire.Decode(frame)
 		if err != nil {
 			t.Fatalf("Serve wrote %q, which the host rejects: %v", frame, err)
 		}
-		if i == 0 && m.Kind != multilang.KindPid {
+		if i == 0 && m.Kind != wire.KindPid {
 			t.Fatalf("Serve's first message is %q, not the pid", frame)
 		}
 	}

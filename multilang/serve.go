@@ -13,75 +13,51 @@ import (
 	"sync"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
-// ServeOption configures [Serve].
-type ServeOption interface{ apply(*serveOptions) }
+// metricsKey is the conf key that lets a served component's TaskInfo.Metric
+// send "metrics" messages to the host (see [Serve]).
+const metricsKey = "goshelter.multilang.metrics"
 
-type serveOption func(*serveOptions)
-
-func (f serveOption) apply(o *serveOptions) { f(o) }
-
-type serveOptions struct {
-	in         io.Reader
-	out        io.Writer
-	logger     *zap.Logger
-	maxMessage int
-	metrics    bool
-}
-
-// WithIO makes Serve talk over r and w instead of the process's stdin and stdout.
-// If r is an io.Closer, Serve closes it when it returns, and returns only once
-// its reader goroutine has ended.
-func WithIO(r io.Reader, w io.Writer) ServeOption {
-	return serveOption(func(o *serveOptions) { o.in, o.out = r, w })
-}
-
-// WithLocalLogger also logs the component's logs to l (they always go to the
-// host as "log" messages).
-func WithLocalLogger(l *zap.Logger) ServeOption {
-	return serveOption(func(o *serveOptions) { o.logger = l })
-}
-
-// WithMetrics makes TaskInfo.Metric send "metrics" messages to the host.
-// goshelter's host records any metric; Storm's ShellBolt accepts only metrics a
-// Java subclass registered under that name and kills the worker otherwise, so by
-// default metrics are only logged at debug level.
-func WithMetrics() ServeOption {
-	return serveOption(func(o *serveOptions) { o.metrics = true })
-}
-
-// ErrNoComponent is wrapped by Serve's error when the handshake names a
+// errNoComponent is wrapped by Serve's error when the handshake names a
 // component the topology does not have.
-var ErrNoComponent = errors.New("multilang: no such component")
+var errNoComponent = errors.New("multilang: no such component")
 
-// Serve runs one component of topo as a Storm shell component over stdin and
-// stdout: it reads the handshake, creates the pid file, answers with the pid and
-// then runs the component named by the handshake's "componentid" until the host
-// closes stdin (Serve then returns nil), ctx ends, or the component fails.
+// Serve runs one component of topo as a Storm shell component, so that a Storm
+// cluster (through a ShellSpout or ShellBolt, see [Flux]) or another goshelter
+// host can run goshelter's Go components as child processes. It reads the
+// handshake from in, creates the pid file, answers with the pid on out and
+// then runs the component named by the handshake's "componentid" until the
+// host closes in (Serve then returns nil), ctx ends, or the component fails.
+// A program calls it with os.Stdin and os.Stdout; tests and examples pass any
+// reader and writer to play the host.
 //
 // Spouts answer every command with sync; their message ids are the tree roots
-// (decimal strings). Bolts get every input as a tracked tuple whose ack and fail
-// go back to the host, emits anchored to the input being executed (or to
-// explicit anchors) and task-id replies turned off. A panic in a bolt's Execute
-// fails that input; a panic in a spout, or TaskInfo.Fail, ends Serve with an
-// error (the host then restarts the worker). The component's logger sends "log"
-// messages to the host; TaskInfo.Metric sends "metrics" only with [WithMetrics].
+// (decimal strings). Bolts get every input as a tracked tuple whose ack and
+// fail go back to the host, emits anchored to the input being executed (or to
+// explicit anchors) and task-id replies turned off. A panic in a bolt's
+// Execute fails that input; a panic in a spout, or TaskInfo.Fail, ends Serve
+// with an error (the host then restarts the worker). The component's logger
+// sends "log" messages to the host.
 //
-// Without [WithIO], Serve points os.Stdout at os.Stderr for the rest of the
-// process so that stray prints cannot break the protocol.
-func Serve(ctx context.Context, topo *dsl.Topology, opts ...ServeOption) error {
-	o := serveOptions{logger: zap.NewNop(), maxMessage: DefaultMaxMessage}
-	for _, opt := range opts {
-		opt.apply(&o)
-	}
-	if o.in == nil {
-		o.in, o.out = os.Stdin, os.Stdout
+// TaskInfo.Metric only logs at debug level unless the conf (the topology's,
+// the component's or the host's) sets "goshelter.multilang.metrics" to true:
+// goshelter's host records any metric, but Storm's ShellBolt accepts only
+// metrics a Java subclass registered under that name and kills the worker
+// otherwise.
+//
+// When out is os.Stdout, Serve points os.Stdout at os.Stderr for the rest of
+// the process, so that a stray print cannot break the protocol. When in is an
+// io.Closer other than os.Stdin, Serve closes it when it returns and returns
+// only once its reader goroutine has ended; a read from the process's stdin
+// cannot be interrupted, so that reader ends with the process.
+func Serve(ctx context.Context, topo *dsl.Topology, in io.Reader, out io.Writer) error {
+	if out == io.Writer(os.Stdout) {
 		os.Stdout = os.Stderr
 	}
-	s := &server{topo: topo, opts: o, out: &frameWriter{w: bufio.NewWriterSize(o.out, 64<<10)}, frames: NewFrameReader(o.in, o.maxMessage)}
+	s := &server{topo: topo, in: in, out: &frameWriter{w: bufio.NewWriterSize(out, 64<<10)}, frames: wire.NewFrameReader(in, wire.DefaultMaxMessage)}
 	s.posted.signal = make(chan struct{}, 1)
 	s.failure = make(chan error, 1)
 	return s.serve(ctx)
@@ -89,11 +65,12 @@ func Serve(ctx context.Context, topo *dsl.Topology, opts ...ServeOption) error {
 
 // server is one Serve call.
 type server struct {
-	topo   *dsl.Topology
-	opts   serveOptions
-	out    *frameWriter
-	frames *FrameReader
-	info   dsl.TaskInfo
+	topo    *dsl.Topology
+	in      io.Reader
+	out     *frameWriter
+	frames  *wire.FrameReader
+	info    dsl.TaskInfo
+	metrics bool // send "metrics" messages (metricsKey)
 	// anchored tells, per stream, whether some subscriber of this component's
 	// stream is on an anchored edge: only then are its emits anchored (bolts)
 	// or tracked (spouts), as in goshelter's runtime.
@@ -103,7 +80,7 @@ type server struct {
 }
 
 type inbound struct {
-	msg   *HostMessage
+	msg   *wire.HostMessage
 	frame []byte
 	err   error
 }
@@ -113,16 +90,16 @@ func (s *server) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("multilang: reading the handshake: %w", err)
 	}
-	m, err := DecodeHost(frame)
-	if err == nil && m.Kind != KindHandshake {
+	m, err := wire.DecodeHost(frame)
+	if err == nil && m.Kind != wire.KindHandshake {
 		err = fmt.Errorf("got a %q message", m.Kind)
 	}
 	if err != nil {
-		return fmt.Errorf("multilang: bad handshake %s: %w", Preview(frame), err)
+		return fmt.Errorf("multilang: bad handshake %s: %w", wire.Preview(frame), err)
 	}
 	c, err := s.setup(m.Handshake)
 	if err != nil {
-		_ = s.out.send(&Message{Kind: KindError, Msg: err.Error()})
+		_ = s.out.send(&wire.Message{Kind: wire.KindError, Msg: err.Error()})
 		_ = s.out.flush()
 		return err
 	}
@@ -136,19 +113,19 @@ func (s *server) serve(ctx context.Context) error {
 	}()
 	defer s.stopReading(&wg)
 	defer close(done)
-	if c.Kind == dsl.SpoutKind {
+	if c.Spout != nil {
 		return s.runSpout(ctx, c, in)
 	}
 	return s.runBolt(ctx, c, in)
 }
 
-// stopReading ends the reader goroutine: an input given with WithIO that is an
-// io.Closer is closed, which ends a blocked read, and the reader is joined. The
-// process's own stdin cannot be interrupted that way; its reader ends with the
-// process, which is expected to exit when Serve returns.
+// stopReading ends the reader goroutine: an input that is an io.Closer is
+// closed, which ends a blocked read, and the reader is joined. The process's
+// own stdin cannot be interrupted that way; its reader ends with the process,
+// which is expected to exit when Serve returns.
 func (s *server) stopReading(wg *sync.WaitGroup) {
-	c, ok := s.opts.in.(io.Closer)
-	if !ok || s.opts.in == io.Reader(os.Stdin) {
+	c, ok := s.in.(io.Closer)
+	if !ok || s.in == io.Reader(os.Stdin) {
 		return
 	}
 	_ = c.Close()
@@ -162,8 +139,8 @@ func (s *server) readLoop(in chan<- inbound, done <-chan struct{}) {
 		var item inbound
 		if err != nil {
 			item.err = err
-		} else if item.msg, err = DecodeHost(frame); err != nil {
-			item.err = fmt.Errorf("multilang: bad message from the host %s: %w", Preview(frame), err)
+		} else if item.msg, err = wire.DecodeHost(frame); err != nil {
+			item.err = fmt.Errorf("multilang: bad message from the host %s: %w", wire.Preview(frame), err)
 		}
 		select {
 		case in <- item:
@@ -177,10 +154,10 @@ func (s *server) readLoop(in chan<- inbound, done <-chan struct{}) {
 }
 
 // setup answers the handshake and builds the task's TaskInfo.
-func (s *server) setup(h *Handshake) (*dsl.Component, error) {
+func (s *server) setup(h *wire.Handshake) (*dsl.Component, error) {
 	c := s.topo.Component(h.Context.ComponentID)
 	if c == nil {
-		return nil, fmt.Errorf("%w: topology %q has no component %q", ErrNoComponent, s.topo.Name, h.Context.ComponentID)
+		return nil, fmt.Errorf("%w: topology %q has no component %q", errNoComponent, s.topo.Name, h.Context.ComponentID)
 	}
 	pid := os.Getpid()
 	if h.PidDir != "" {
@@ -190,7 +167,7 @@ func (s *server) setup(h *Handshake) (*dsl.Component, error) {
 		}
 		f.Close()
 	}
-	if err := s.out.send(&Message{Kind: KindPid, Pid: pid}); err != nil {
+	if err := s.out.send(&wire.Message{Kind: wire.KindPid, Pid: pid}); err != nil {
 		return nil, err
 	}
 	if err := s.out.flush(); err != nil {
@@ -206,7 +183,7 @@ func (s *server) setup(h *Handshake) (*dsl.Component, error) {
 	return c, nil
 }
 
-func (s *server) taskInfo(c *dsl.Component, h *Handshake) dsl.TaskInfo {
+func (s *server) taskInfo(c *dsl.Component, h *wire.Handshake) dsl.TaskInfo {
 	var tasks []int
 	for id, comp := range h.Context.TaskToComponent {
 		if n, err := strconv.Atoi(id); err == nil && comp == c.ID {
@@ -221,8 +198,8 @@ func (s *server) taskInfo(c *dsl.Component, h *Handshake) dsl.TaskInfo {
 			conf[k] = v
 		}
 	}
-	core := zapcore.NewTee(&hostCore{LevelEnabler: zap.DebugLevel, enc: newLogEncoder(), out: s.out}, s.opts.logger.Core())
-	log := zap.New(core).With(zap.String("component", c.ID), zap.Int("task", h.Context.TaskID))
+	s.metrics = conf[metricsKey] == true
+	log := zap.New(&hostCore{LevelEnabler: zap.DebugLevel, enc: newLogEncoder(), out: s.out}).With(zap.String("component", c.ID), zap.Int("task", h.Context.TaskID))
 	return dsl.TaskInfo{
 		Topology: s.topo.Name, Component: c.ID, Task: h.Context.TaskID, Index: index,
 		Parallelism: max(len(tasks), 1), Settings: c.Settings, Conf: conf, Logger: log, Model: s.topo,
@@ -238,7 +215,7 @@ func (s *server) taskInfo(c *dsl.Component, h *Handshake) dsl.TaskInfo {
 }
 
 func (s *server) metric(name string, v any) {
-	if !s.opts.metrics {
+	if !s.metrics {
 		s.info.Logger.Debug("metric", zap.String("metric", name), zap.Any("value", v))
 		return
 	}
@@ -247,12 +224,12 @@ func (s *server) metric(name string, v any) {
 		s.info.Logger.Warn("metric value cannot be sent as JSON", zap.String("metric", name), zap.Error(err))
 		return
 	}
-	_ = s.out.send(&Message{Kind: KindMetrics, Name: name, Params: params})
+	_ = s.out.send(&wire.Message{Kind: wire.KindMetrics, Name: name, Params: params})
 }
 
 // wait returns the next host message, running posted functions meanwhile. It
 // flushes what was written before it blocks.
-func (s *server) wait(ctx context.Context, in <-chan inbound, run func(fn func(dsl.Collector))) (*HostMessage, error) {
+func (s *server) wait(ctx context.Context, in <-chan inbound, run func(fn func(dsl.Collector))) (*wire.HostMessage, error) {
 	for {
 		if fn, ok := s.posted.pop(); ok {
 			run(fn.(func(dsl.Collector)))
@@ -293,7 +270,7 @@ func (f *frameWriter) send(v any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var err error
-	if f.buf, err = AppendFrame(f.buf[:0], v); err != nil {
+	if f.buf, err = wire.AppendFrame(f.buf[:0], v); err != nil {
 		return err
 	}
 	_, err = f.w.Write(f.buf)

@@ -3,7 +3,7 @@ package multilang
 import (
 	"strings"
 
-	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -47,7 +47,7 @@ func (c *hostCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	}
 	msg := strings.TrimRight(buf.String(), "\n")
 	buf.Free()
-	if err := c.out.send(&Message{Kind: KindLog, Msg: msg, Level: levelOf(e.Level)}); err != nil {
+	if err := c.out.send(&wire.Message{Kind: wire.KindLog, Msg: msg, Level: levelOf(e.Level)}); err != nil {
 		return err
 	}
 	return c.out.flush()
@@ -55,14 +55,14 @@ func (c *hostCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 
 func (c *hostCore) Sync() error { return c.out.flush() }
 
-func levelOf(l zapcore.Level) protocol.Level {
+func levelOf(l zapcore.Level) wire.Level {
 	switch {
 	case l < zapcore.InfoLevel:
-		return protocol.LevelDebug
+		return wire.LevelDebug
 	case l == zapcore.InfoLevel:
-		return protocol.LevelInfo
+		return wire.LevelInfo
 	case l == zapcore.WarnLevel:
-		return protocol.LevelWarn
+		return wire.LevelWarn
 	}
-	return protocol.LevelError
+	return wire.LevelError
 }

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/goshelter/goshelter/internal/component"
-
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
 
@@ -22,11 +22,11 @@ const idleSpoutPause = time.Millisecond
 // runSpout serves a spout: every command is answered by sync.
 func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	em := &servedSpout{s: s}
-	task, err := callSpout(func() dsl.SpoutTask { return c.Spout.NewTask(s.info) })
+	task, err := callSpout(func() component.SpoutTask { return c.Spout.NewTask(s.info).(component.SpoutTask) })
 	if err != nil {
 		return err
 	}
-	if o, ok := task.(dsl.SpoutOpener); ok {
+	if o, ok := task.(component.Opener); ok {
 		o.Open(em)
 	}
 	run := func(fn func(dsl.Collector)) { fn(nil) }
@@ -38,7 +38,7 @@ func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbou
 		if _, err := callSpout(func() struct{} { return em.handle(task, m) }); err != nil {
 			return err
 		}
-		if err := s.out.send(&Message{Kind: KindSync}); err != nil {
+		if err := s.out.send(&wire.Message{Kind: wire.KindSync}); err != nil {
 			return err
 		}
 	}
@@ -62,28 +62,28 @@ type servedSpout struct {
 	emitted int
 }
 
-func (e *servedSpout) handle(task dsl.SpoutTask, m *HostMessage) struct{} {
+func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) struct{} {
 	switch m.Kind {
-	case KindNext:
+	case wire.KindNext:
 		e.emitted = 0
 		task.Next(e)
 		if e.emitted == 0 {
 			time.Sleep(idleSpoutPause)
 		}
-	case KindAck, KindFail:
+	case wire.KindAck, wire.KindFail:
 		root, err := strconv.ParseUint(m.ID.String(), 10, 64)
 		if err != nil {
 			e.s.info.Logger.Warn("host settled a message id this spout never emitted", zap.String("id", string(m.ID)))
 			break
 		}
-		if m.Kind == KindAck {
+		if m.Kind == wire.KindAck {
 			task.Ack(root)
 		} else {
 			task.Nack(root)
 		}
-	case KindActivate, KindDeactivate:
+	case wire.KindActivate, wire.KindDeactivate:
 		if a, ok := task.(dsl.Activator); ok {
-			if m.Kind == KindActivate {
+			if m.Kind == wire.KindActivate {
 				a.Activate()
 			} else {
 				a.Deactivate()
@@ -95,16 +95,16 @@ func (e *servedSpout) handle(task dsl.SpoutTask, m *HostMessage) struct{} {
 	return struct{}{}
 }
 
-// Emit implements dsl.SpoutEmitter: a tracked tuple gets a fresh root as its
+// Emit implements component.SpoutEmitter: a tracked tuple gets a fresh root as its
 // message id.
 func (e *servedSpout) Emit(tuple any, tracked bool) uint64 {
 	st, values := e.s.encode(tuple)
-	msg := &Message{Kind: KindEmit, Stream: st.Name, Tuple: values}
+	msg := &wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values}
 	var root uint64
 	if tracked && e.s.anchored[st] {
 		e.roots++
 		root = e.roots
-		msg.ID = StringID(strconv.FormatUint(root, 10))
+		msg.ID = wire.StringID(strconv.FormatUint(root, 10))
 	}
 	if err := e.s.out.send(msg); err != nil {
 		panic(err)
@@ -116,11 +116,11 @@ func (e *servedSpout) Emit(tuple any, tracked bool) uint64 {
 // encode names tuple's stream and encodes its values; it panics with a
 // *component.EmitError if the type is not a stream of the topology.
 func (s *server) encode(tuple any) (*dsl.Stream, []json.RawMessage) {
-	st := s.topo.StreamOf(reflect.TypeOf(tuple))
+	st := streamOf(s.topo, reflect.TypeOf(tuple))
 	if st == nil {
 		panic(&component.EmitError{Component: s.info.Component, Stream: fmt.Sprintf("%T", tuple), Reason: "its type is not a stream of the topology (declare it with Streams)"})
 	}
-	vals := st.Values(tuple)
+	vals := encodeValues(st, tuple)
 	raw := make([]json.RawMessage, len(vals))
 	for i, v := range vals {
 		b, err := marshalValue(v)
@@ -139,7 +139,7 @@ func marshalValue(v any) (json.RawMessage, error) {
 // runBolt serves a bolt: inputs are executed one at a time, heartbeats answered.
 func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	b := &servedBolt{s: s, ids: map[uint64]string{}}
-	task, err := callSpout(func() dsl.BoltTask { return c.Bolt.NewTask(s.info) })
+	task, err := callSpout(func() component.BoltTask { return c.Bolt.NewTask(s.info).(component.BoltTask) })
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inboun
 		if err != nil {
 			return endOfInput(err)
 		}
-		if m.Kind != KindTuple {
+		if m.Kind != wire.KindTuple {
 			s.info.Logger.Warn("a bolt got a message it does not understand", zap.String("kind", string(m.Kind)))
 			continue
 		}
@@ -168,14 +168,14 @@ type servedBolt struct {
 	current *dsl.Tuple // the input being executed
 }
 
-func (b *servedBolt) input(task dsl.BoltTask, t *Tuple) error {
-	if t.Stream == HeartbeatStream && t.Task == -1 {
-		return b.s.out.send(&Message{Kind: KindSync})
+func (b *servedBolt) input(task component.BoltTask, t *wire.Tuple) error {
+	if t.Stream == wire.HeartbeatStream && t.Task == -1 {
+		return b.s.out.send(&wire.Message{Kind: wire.KindSync})
 	}
 	in, err := b.tuple(t)
 	if err != nil {
 		b.s.info.Logger.Error("input cannot be decoded; failing it", zap.String("id", t.ID), zap.Error(err))
-		return b.s.out.send(&Message{Kind: KindFail, ID: StringID(t.ID)})
+		return b.s.out.send(&wire.Message{Kind: wire.KindFail, ID: wire.StringID(t.ID)})
 	}
 	b.current = &in
 	b.call(func() {
@@ -204,15 +204,15 @@ func (b *servedBolt) call(fn func(), in *dsl.Tuple) {
 }
 
 // tuple turns the host's input into a goshelter tuple.
-func (b *servedBolt) tuple(t *Tuple) (dsl.Tuple, error) {
+func (b *servedBolt) tuple(t *wire.Tuple) (dsl.Tuple, error) {
 	b.next++
 	in := dsl.Tuple{Source: t.Comp, Task: t.Task, ID: dsl.TupleID{Root: b.next, Edge: b.next}}
-	if t.Stream == TickStream && t.Comp == dsl.SystemComponent {
+	if t.Stream == wire.TickStream && t.Comp == wire.SystemComponent {
 		var rate int
 		if len(t.Values) > 0 {
 			_ = json.Unmarshal(t.Values[0], &rate)
 		}
-		in.Value, in.Stream = dsl.Tick{RateSecs: rate}, dsl.Ticks
+		in.Value = dsl.Tick{RateSecs: rate, Period: time.Duration(rate) * time.Second} // Stream stays nil, as the runtime's ticks
 	} else {
 		st := b.streamNamed(t.Stream)
 		if st == nil {
@@ -245,13 +245,23 @@ func (b *servedBolt) EmitDirect(task int, tuple any) { b.emit(tuple, b.currentAn
 
 // EmitAnchored implements dsl.Collector.
 func (b *servedBolt) EmitAnchored(anchors []dsl.Tuple, tuple any) {
+	b.emit(tuple, b.anchorIDs(anchors), 0)
+}
+
+// EmitDirectAnchored implements dsl.Collector.
+func (b *servedBolt) EmitDirectAnchored(task int, anchors []dsl.Tuple, tuple any) {
+	b.emit(tuple, b.anchorIDs(anchors), task)
+}
+
+// anchorIDs returns Storm's ids of the inputs in anchors.
+func (b *servedBolt) anchorIDs(anchors []dsl.Tuple) []string {
 	ids := make([]string, 0, len(anchors))
 	for _, a := range anchors {
 		if id, ok := b.ids[a.ID.Edge]; ok {
 			ids = append(ids, id)
 		}
 	}
-	b.emit(tuple, ids, 0)
+	return ids
 }
 
 func (b *servedBolt) currentAnchors() []string {
@@ -269,25 +279,25 @@ func (b *servedBolt) emit(tuple any, anchors []string, direct int) {
 	if !b.s.anchored[st] {
 		anchors = nil
 	}
-	err := b.s.out.send(&Message{Kind: KindEmit, Stream: st.Name, Tuple: values, Anchors: anchors, Task: direct})
+	err := b.s.out.send(&wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Anchors: anchors, Task: direct})
 	if err != nil {
 		panic(err)
 	}
 }
 
 // Ack implements dsl.Collector.
-func (b *servedBolt) Ack(in dsl.Tuple) { b.settle(in, KindAck) }
+func (b *servedBolt) Ack(in dsl.Tuple) { b.settle(in, wire.KindAck) }
 
 // Fail implements dsl.Collector.
-func (b *servedBolt) Fail(in dsl.Tuple) { b.settle(in, KindFail) }
+func (b *servedBolt) Fail(in dsl.Tuple) { b.settle(in, wire.KindFail) }
 
-func (b *servedBolt) settle(in dsl.Tuple, k Kind) {
+func (b *servedBolt) settle(in dsl.Tuple, k wire.Kind) {
 	id, ok := b.ids[in.ID.Edge]
 	if !ok {
 		return // settled already
 	}
 	delete(b.ids, in.ID.Edge)
-	if err := b.s.out.send(&Message{Kind: k, ID: StringID(id)}); err != nil {
+	if err := b.s.out.send(&wire.Message{Kind: k, ID: wire.StringID(id)}); err != nil {
 		panic(err)
 	}
 }

@@ -16,32 +16,31 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
-	"github.com/goshelter/goshelter/protocol"
-	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
 
 // fakeHost plays Storm's side of the protocol against Serve over pipes.
 type fakeHost struct {
 	t      *testing.T
 	toKid  *io.PipeWriter
-	frames *multilang.FrameReader
+	frames *wire.FrameReader
 	done   chan error
 	pidDir string
 }
 
-func startServe(t *testing.T, topo *dsl.Topology, component string, task int, opts ...multilang.ServeOption) *fakeHost {
+func startServe(t *testing.T, topo *dsl.Topology, component string, task int) *fakeHost {
 	t.Helper()
 	kidIn, toKid := io.Pipe()
 	fromKid, kidOut := io.Pipe()
-	h := &fakeHost{t: t, toKid: toKid, frames: multilang.NewFrameReader(fromKid, 0), done: make(chan error, 1), pidDir: t.TempDir()}
+	h := &fakeHost{t: t, toKid: toKid, frames: wire.NewFrameReader(fromKid, 0), done: make(chan error, 1), pidDir: t.TempDir()}
 	go func() {
-		err := multilang.Serve(context.Background(), topo, append(opts, multilang.WithIO(kidIn, kidOut))...)
+		err := multilang.Serve(context.Background(), topo, kidIn, kidOut)
 		kidOut.Close()
 		h.done <- err
 	}()
 	conf := multilang.StormConf(topo.Name, topo.Conf, topo.Settings)
-	h.send(multilang.Handshake{Conf: conf, PidDir: h.pidDir, Context: multilang.NewContext(routing.Compile(topo), topo.Component(component), task)})
-	pid := h.expect(multilang.KindPid)
+	h.send(wire.Handshake{Conf: conf, PidDir: h.pidDir, Context: multilang.NewContext(topo, topo.Component(component), task)})
+	pid := h.expect(wire.KindPid)
 	if pid.Pid != os.Getpid() {
 		t.Fatalf("pid answer %d, want %d", pid.Pid, os.Getpid())
 	}
@@ -53,18 +52,18 @@ func startServe(t *testing.T, topo *dsl.Topology, component string, task int, op
 
 func (h *fakeHost) send(v any) {
 	h.t.Helper()
-	if err := multilang.WriteFrame(h.toKid, v); err != nil {
+	if err := wire.WriteFrame(h.toKid, v); err != nil {
 		h.t.Fatalf("writing to the child: %v", err)
 	}
 }
 
-func (h *fakeHost) read() *multilang.Message {
+func (h *fakeHost) read() *wire.Message {
 	h.t.Helper()
 	f, err := h.frames.Next()
 	if err != nil {
 		h.t.Fatalf("reading from the child: %v", err)
 	}
-	m, err := multilang.Decode(f)
+	m, err := wire.Decode(f)
 	if err != nil {
 		h.t.Fatalf("child sent %s: %v", f, err)
 	}
@@ -72,14 +71,14 @@ func (h *fakeHost) read() *multilang.Message {
 }
 
 // expect reads messages, skipping logs and metrics, until one of kind k.
-func (h *fakeHost) expect(k multilang.Kind) *multilang.Message {
+func (h *fakeHost) expect(k wire.Kind) *wire.Message {
 	h.t.Helper()
 	for {
 		m := h.read()
 		if m.Kind == k {
 			return m
 		}
-		if m.Kind != multilang.KindLog && m.Kind != multilang.KindMetrics {
+		if m.Kind != wire.KindLog && m.Kind != wire.KindMetrics {
 			h.t.Fatalf("got %+v, want a %q", m, k)
 		}
 	}
@@ -100,7 +99,7 @@ func (h *fakeHost) close() error {
 }
 
 // readerOf drains what the child still writes.
-func readerOf(fr *multilang.FrameReader) io.Reader {
+func readerOf(fr *wire.FrameReader) io.Reader {
 	return readerFunc(func(p []byte) (int, error) {
 		if _, err := fr.Next(); err != nil {
 			return 0, err
@@ -112,6 +111,18 @@ func readerOf(fr *multilang.FrameReader) io.Reader {
 type readerFunc func([]byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// handlerFunc and manualFunc make handlers of functions, for per-task
+// constructors that close over their TaskInfo.
+type handlerFunc[In any] func(in In, out dsl.Emitter) error
+
+func (f handlerFunc[In]) Execute(in In, out dsl.Emitter) error { return f(in, out) }
+
+type manualFunc[In any] func(in In, input dsl.Tuple, c dsl.Collector) error
+
+func (f manualFunc[In]) Execute(in In, input dsl.Tuple, c dsl.Collector) error {
+	return f(in, input, c)
+}
 
 // servedSource is a reliable source that counts to 3 and records outcomes.
 type servedSource struct {
@@ -145,7 +156,7 @@ func servedTopology(t *testing.T, src *servedSource, split func(Sentence, dsl.Em
 	spout := b.Spout("sentences", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Sentence] { return src }))
 	bolt := b.Bolt("split", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Sentence] {
 		info.Logger.Info("split ready")
-		return dsl.HandlerFunc[Sentence](split)
+		return handlerFunc[Sentence](split)
 	}), dsl.Parallelism(2), dsl.WithConf(dsl.Conf{dsl.TickFrequency: time.Second}))
 	count := b.Bolt("count", dsl.AutoAck(func(Word, dsl.Emitter) error { return nil }))
 	b.Anchored(spout, bolt, dsl.Shuffle[Sentence]())
@@ -161,28 +172,28 @@ func TestServeRunsASpoutSynchronously(t *testing.T) {
 	src := &servedSource{}
 	h := startServe(t, servedTopology(t, src, nil), "sentences", 2)
 	h.send(map[string]string{"command": "activate"})
-	h.expect(multilang.KindSync)
+	h.expect(wire.KindSync)
 
-	var ids []multilang.ID
+	var ids []wire.ID
 	for i := 0; i < 3; i++ {
 		h.send(map[string]string{"command": "next"})
-		emit := h.expect(multilang.KindEmit)
+		emit := h.expect(wire.KindEmit)
 		if emit.Stream != "Sentence" || emit.NeedTaskIDs || emit.ID.IsZero() || string(emit.Tuple[0]) != fmt.Sprintf(`"sentence %d"`, i+1) {
 			t.Fatalf("emit %+v", emit)
 		}
 		ids = append(ids, emit.ID)
-		h.expect(multilang.KindSync)
+		h.expect(wire.KindSync)
 	}
 	h.send(map[string]string{"command": "next"}) // nothing left: just sync
-	h.expect(multilang.KindSync)
+	h.expect(wire.KindSync)
 	h.send(map[string]any{"command": "ack", "id": ids[0]})
-	h.expect(multilang.KindSync)
+	h.expect(wire.KindSync)
 	h.send(map[string]any{"command": "fail", "id": ids[2]})
-	h.expect(multilang.KindSync)
+	h.expect(wire.KindSync)
 	h.send(map[string]any{"command": "ack", "id": "never-emitted"}) // logged, still synced
-	h.expect(multilang.KindSync)
+	h.expect(wire.KindSync)
 	h.send(map[string]string{"command": "deactivate"})
-	h.expect(multilang.KindSync)
+	h.expect(wire.KindSync)
 	if err := h.close(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
@@ -205,35 +216,35 @@ func TestServeRunsABoltAsynchronously(t *testing.T) {
 		return nil
 	})
 	h := startServe(t, topo, "split", 5)
-	ready := h.expect(multilang.KindLog)
-	if !strings.HasPrefix(ready.Msg, "split ready") || ready.Level != protocol.LevelInfo || !strings.Contains(ready.Msg, `"task": 5`) {
+	ready := h.expect(wire.KindLog)
+	if !strings.HasPrefix(ready.Msg, "split ready") || ready.Level != wire.LevelInfo || !strings.Contains(ready.Msg, `"task": 5`) {
 		t.Errorf("log %+v", ready)
 	}
 
 	h.send(map[string]any{"id": "-42", "comp": "sentences", "stream": "Sentence", "task": 2, "tuple": []string{"a b"}})
 	for _, w := range []string{"a", "b"} {
-		emit := h.expect(multilang.KindEmit)
+		emit := h.expect(wire.KindEmit)
 		if emit.Stream != "Word" || string(emit.Tuple[0]) != strconv.Quote(w) || fmt.Sprint(emit.Anchors) != "[-42]" || emit.NeedTaskIDs {
 			t.Fatalf("emit %+v", emit)
 		}
 	}
-	if ack := h.expect(multilang.KindAck); ack.ID.String() != "-42" {
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "-42" {
 		t.Fatalf("ack %+v", ack)
 	}
 	h.send(map[string]any{"id": "hb", "comp": "__system", "stream": "__heartbeat", "task": -1, "tuple": []any{}})
-	h.expect(multilang.KindSync)
+	h.expect(wire.KindSync)
 	for id, text := range map[string]string{"p": "boom", "e": "bad"} {
 		h.send(map[string]any{"id": id, "comp": "sentences", "stream": "Sentence", "task": 2, "tuple": []string{text}})
-		if fail := h.expect(multilang.KindFail); fail.ID.String() != id {
+		if fail := h.expect(wire.KindFail); fail.ID.String() != id {
 			t.Fatalf("fail %+v for %q", fail, text)
 		}
 	}
 	h.send(map[string]any{"id": "u", "comp": "x", "stream": "Unknown", "task": 9, "tuple": []int{1}})
-	if fail := h.expect(multilang.KindFail); fail.ID.String() != "u" {
+	if fail := h.expect(wire.KindFail); fail.ID.String() != "u" {
 		t.Fatalf("fail %+v for an unknown stream", fail)
 	}
 	h.send(map[string]any{"id": "t", "comp": "__system", "stream": "__tick", "task": -1, "tuple": []int{7}})
-	if ack := h.expect(multilang.KindAck); ack.ID.String() != "t" { // an auto-ack bolt acks ticks too
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "t" { // an auto-ack bolt acks ticks too
 		t.Fatalf("tick %+v", ack)
 	}
 	if err := h.close(); err != nil {
@@ -242,11 +253,11 @@ func TestServeRunsABoltAsynchronously(t *testing.T) {
 }
 
 func TestServeSendsMetricsAndFailsWhenTheTaskFails(t *testing.T) {
-	b := dsl.New("metrics", nil)
+	b := dsl.New("metrics", dsl.Conf{"goshelter.multilang.metrics": true})
 	b.Streams(Word{})
 	spout := b.Spout("s", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
 	bolt := b.Bolt("m", dsl.Manual(func(info dsl.TaskInfo) dsl.ManualHandler[Sentence] {
-		return dsl.ManualFunc[Sentence](func(in Sentence, input dsl.Tuple, c dsl.Collector) error {
+		return manualFunc[Sentence](func(in Sentence, input dsl.Tuple, c dsl.Collector) error {
 			info.Metric("seen", map[string]int{"n": 1})
 			info.Post(func(c dsl.Collector) { c.Ack(input) })
 			if in.Text == "fatal" {
@@ -260,13 +271,13 @@ func TestServeSendsMetricsAndFailsWhenTheTaskFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startServe(t, topo, "m", 1, multilang.WithMetrics())
+	h := startServe(t, topo, "m", 1)
 	h.send(map[string]any{"id": "1", "comp": "s", "stream": "Sentence", "task": 2, "tuple": []string{"x"}})
 	m := h.read()
-	if m.Kind != multilang.KindMetrics || m.Name != "seen" || string(m.Params) != `{"n":1}` {
+	if m.Kind != wire.KindMetrics || m.Name != "seen" || string(m.Params) != `{"n":1}` {
 		t.Fatalf("metrics %+v", m)
 	}
-	if ack := h.expect(multilang.KindAck); ack.ID.String() != "1" {
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "1" {
 		t.Fatalf("posted ack %+v", ack)
 	}
 	h.send(map[string]any{"id": "2", "comp": "s", "stream": "Sentence", "task": 2, "tuple": []string{"fatal"}})
@@ -281,12 +292,12 @@ func TestServeRefusesAnUnknownComponent(t *testing.T) {
 	fromKid, kidOut := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- multilang.Serve(context.Background(), topo, multilang.WithIO(kidIn, kidOut))
+		done <- multilang.Serve(context.Background(), topo, kidIn, kidOut)
 		kidOut.Close()
 	}()
-	hs := multilang.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: multilang.Context{ComponentID: "nope", TaskID: 1}}
-	go func() { _ = multilang.WriteFrame(toKid, hs) }()
-	f, err := multilang.NewFrameReader(fromKid, 0).Next()
+	hs := wire.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: wire.Context{ComponentID: "nope", TaskID: 1}}
+	go func() { _ = wire.WriteFrame(toKid, hs) }()
+	f, err := wire.NewFrameReader(fromKid, 0).Next()
 	if err != nil {
 		t.Fatal(err)
 	}

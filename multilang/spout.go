@@ -8,21 +8,21 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
 
 // Spout defines a spout whose tasks each run cmd as a child process speaking
-// Storm's synchronous shell spout protocol. The child's tuples become values of
-// T, the spout's output stream; the child emits them on Storm's "default" stream
-// (or under the id given with [Output], or T's stream name). Message ids may be
+// Storm's synchronous shell spout protocol, so spouts written for Storm (in
+// Python, Node, ...) run unchanged. The child's tuples become values of T, the
+// spout's output stream; the child emits them on Storm's "default" stream (or
+// under the id cmd.Outputs gives T, or T's stream name). Message ids may be
 // strings or numbers; each is acked or failed back to the child exactly once.
-func Spout[T any](cmd Command, opts ...Option) *dsl.SpoutSpec {
-	d := newDef(cmd, true, opts)
-	spec := &dsl.SpoutSpec{Output: reflect.TypeFor[T](), Reliable: true, Kind: "shell", NewTask: func(info dsl.TaskInfo) dsl.SpoutTask {
-		return newShellSpout(d, info)
-	}, Impl: d}
-	return spec
+func Spout[T any](cmd Command) *dsl.SpoutSpec {
+	d := newDef(cmd, true)
+	return &dsl.SpoutSpec{Output: reflect.TypeFor[T](), Reliable: true, Kind: "shell", Impl: d,
+		NewTask: func(info dsl.TaskInfo) any { return newShellSpout(d, info) }}
 }
 
 // shellSpout is one task of a shell spout. Every method runs on the task's
@@ -34,16 +34,16 @@ type shellSpout struct {
 	log      *zap.Logger
 	child    *child
 	outputs  streams
-	inbox    chan *Message // emits and syncs, from the reader goroutine
-	e        dsl.SpoutEmitter
-	ids      map[uint64]ID // the child's message id of each open tree
-	deferred []ID          // ids to ack once the child synced: nothing tracks their tuples
+	inbox    chan *wire.Message // emits and syncs, from the reader goroutine
+	e        component.SpoutEmitter
+	ids      map[uint64]wire.ID // the child's message id of each open tree
+	deferred []wire.ID          // ids to ack once the child synced: nothing tracks their tuples
 	dead     bool
 	failed   sync.Once
 }
 
-func newShellSpout(d *def, info dsl.TaskInfo) dsl.SpoutTask {
-	s := &shellSpout{def: d, info: info, log: info.Logger, inbox: make(chan *Message, 1024), ids: map[uint64]ID{}}
+func newShellSpout(d *def, info dsl.TaskInfo) component.SpoutTask {
+	s := &shellSpout{def: d, info: info, log: info.Logger, inbox: make(chan *wire.Message, 1024), ids: map[uint64]wire.ID{}}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -52,7 +52,7 @@ func newShellSpout(d *def, info dsl.TaskInfo) dsl.SpoutTask {
 		s.child, err = startChild(childConfig{
 			cmd: d.cmd, component: info.Component, task: info.Task, log: s.log, handshake: hs,
 			timeout: info.Settings.SubprocessTimeout, grace: d.grace, maxMessage: d.maxMessage,
-			onFrame: s.frame, onDeath: func(err *ChildError) { s.fail(err) },
+			onFrame: s.frame, onDeath: func(err *childError) { s.fail(err) },
 		})
 	}
 	if err != nil {
@@ -62,7 +62,10 @@ func newShellSpout(d *def, info dsl.TaskInfo) dsl.SpoutTask {
 	return s
 }
 
-func (s *shellSpout) prepare() (*Handshake, error) {
+func (s *shellSpout) prepare() (*wire.Handshake, error) {
+	if s.def.err != nil {
+		return nil, fmt.Errorf("multilang: component %q task %d: %w", s.info.Component, s.info.Task, s.def.err)
+	}
 	topo := s.info.Model
 	if topo == nil {
 		return nil, fmt.Errorf("multilang: component %q: the runtime gave no topology model", s.info.Component)
@@ -75,7 +78,7 @@ func (s *shellSpout) prepare() (*Handshake, error) {
 	if s.outputs, err = resolveOutputs(s.def, topo, c); err != nil {
 		return nil, fmt.Errorf("multilang: component %q: %w", c.ID, err)
 	}
-	return &Handshake{Conf: StormConf(topo.Name, s.info.Conf, s.info.Settings), Context: NewContext(routing.Compile(topo), c, s.info.Task)}, nil
+	return &wire.Handshake{Conf: stormConf(topo.Name, s.info.Conf, s.info.Settings), Context: newContext(topo, c, s.info.Task)}, nil
 }
 
 func (s *shellSpout) fail(err error) {
@@ -84,15 +87,15 @@ func (s *shellSpout) fail(err error) {
 
 // frame handles one message from the child on the reader goroutine.
 func (s *shellSpout) frame(c *child, frame []byte, _ bool) error {
-	m, err := Decode(frame)
+	m, err := wire.Decode(frame)
 	if err != nil {
 		return c.protocolError(frame, err)
 	}
 	switch m.Kind {
-	case KindLog, KindError, KindMetrics:
+	case wire.KindLog, wire.KindError, wire.KindMetrics:
 		report(s.log, s.info, m)
 		return nil
-	case KindEmit, KindSync:
+	case wire.KindEmit, wire.KindSync:
 	default:
 		return c.protocolError(frame, fmt.Errorf("a spout may not send %q", m.Kind))
 	}
@@ -104,24 +107,24 @@ func (s *shellSpout) frame(c *child, frame []byte, _ bool) error {
 	}
 }
 
-// Open implements dsl.SpoutOpener.
-func (s *shellSpout) Open(e dsl.SpoutEmitter) { s.e = e }
+// Open implements component.Opener.
+func (s *shellSpout) Open(e component.SpoutEmitter) { s.e = e }
 
 // Next sends "next" and emits what the child emits until it syncs.
-func (s *shellSpout) Next(e dsl.SpoutEmitter) bool {
+func (s *shellSpout) Next(e component.SpoutEmitter) bool {
 	s.e = e
-	n := s.call(KindNext, "")
+	n := s.call(wire.KindNext, "")
 	s.ackDeferred()
 	return n > 0
 }
 
 // Ack sends "ack" with the child's id for the tree.
-func (s *shellSpout) Ack(root uint64) { s.settle(root, KindAck) }
+func (s *shellSpout) Ack(root uint64) { s.settle(root, wire.KindAck) }
 
 // Nack sends "fail" with the child's id for the tree.
-func (s *shellSpout) Nack(root uint64) { s.settle(root, KindFail) }
+func (s *shellSpout) Nack(root uint64) { s.settle(root, wire.KindFail) }
 
-func (s *shellSpout) settle(root uint64, k Kind) {
+func (s *shellSpout) settle(root uint64, k wire.Kind) {
 	id, ok := s.ids[root]
 	if !ok {
 		return
@@ -140,13 +143,13 @@ func (s *shellSpout) Abandon() {
 
 // Activate sends "activate".
 func (s *shellSpout) Activate() {
-	s.call(KindActivate, "")
+	s.call(wire.KindActivate, "")
 	s.ackDeferred()
 }
 
 // Deactivate sends "deactivate".
 func (s *shellSpout) Deactivate() {
-	s.call(KindDeactivate, "")
+	s.call(wire.KindDeactivate, "")
 	s.ackDeferred()
 }
 
@@ -164,30 +167,30 @@ func (s *shellSpout) ackDeferred() {
 	for len(s.deferred) > 0 && !s.dead {
 		id := s.deferred[0]
 		s.deferred = s.deferred[1:]
-		s.call(KindAck, id)
+		s.call(wire.KindAck, id)
 	}
 }
 
 // call sends a command and handles the child's emits until it syncs. It
 // returns how many tuples the child emitted.
-func (s *shellSpout) call(k Kind, id ID) (emitted int) {
+func (s *shellSpout) call(k wire.Kind, id wire.ID) (emitted int) {
 	if s.dead {
 		return 0
 	}
-	s.child.sendControl(spoutCommand{Command: k, ID: id})
+	s.child.sendControl(wire.SpoutCommand{Command: k, ID: id})
 	start := time.Now()
 	timer := time.NewTimer(s.child.limit())
 	defer timer.Stop()
 	for {
 		select {
 		case m := <-s.inbox:
-			if m.Kind == KindSync {
+			if m.Kind == wire.KindSync {
 				return emitted
 			}
 			if err := s.emit(m); err != nil {
 				s.dead = true
 				data, _ := m.MarshalJSON()
-				s.child.die(&ProtocolError{Component: s.info.Component, Task: s.info.Task, Data: data, Err: err})
+				s.child.die(&protocolError{component: s.info.Component, task: s.info.Task, data: data, err: err})
 				return emitted
 			}
 			emitted++
@@ -207,13 +210,13 @@ func (s *shellSpout) call(k Kind, id ID) (emitted int) {
 	}
 }
 
-func (s *shellSpout) emit(m *Message) error {
+func (s *shellSpout) emit(m *wire.Message) error {
 	if m.Task != 0 {
 		return errors.New("direct emits from shell spouts are not supported")
 	}
 	st, ok := s.outputs[m.Stream]
 	if !ok {
-		return fmt.Errorf("emit on stream %q; the spout emits only %q", m.Stream, s.info.Model.StreamOf(s.info.Model.Component(s.info.Component).Spout.Output).Name)
+		return fmt.Errorf("emit on stream %q; the spout emits only %q", m.Stream, streamOf(s.info.Model, s.info.Model.Component(s.info.Component).Spout.Output).Name)
 	}
 	v, err := decodeValues(st, m.Tuple)
 	if err != nil {
@@ -225,9 +228,9 @@ func (s *shellSpout) emit(m *Message) error {
 	tracked := !m.ID.IsZero()
 	var root uint64
 	if m.NeedTaskIDs {
-		te, ok := s.e.(dsl.SpoutTaskEmitter)
+		te, ok := s.e.(component.SpoutTaskEmitter)
 		if !ok {
-			return errors.New("the runtime's emitter cannot report task ids (no dsl.SpoutTaskEmitter)")
+			return errors.New("the runtime's emitter cannot report task ids (no component.SpoutTaskEmitter)")
 		}
 		var tasks []int
 		root, tasks = te.EmitTasks(v, tracked, nil)

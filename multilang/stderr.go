@@ -12,7 +12,7 @@ import (
 // Limits on logging a child's stderr.
 const (
 	stderrLinesPerSecond = 100     // lines logged per second; the rest are counted
-	stderrTailBytes      = 1 << 10 // stderr kept for a ChildError
+	stderrTailBytes      = 1 << 10 // stderr kept for a child failure error
 	stderrMaxLine        = 8 << 10 // longer lines are cut
 )
 

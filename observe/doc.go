@@ -1,37 +1,35 @@
 // Package observe shows what a running topology is doing, as Storm's UI does:
 // rates, latencies, capacity and failures per component and per task, and the
-// topology's shape with live figures on it. It exports them as OpenTelemetry
-// instruments, over HTTP (Prometheus text, JSON and Graphviz DOT) and as
-// progress lines, reading only counters the runtime keeps anyway.
+// topology's shape with live figures on it. Mount its [Handler] (or [Listen])
+// and read /metrics, /stats and /graph; there is nothing else to learn, as with
+// expvar and net/http/pprof.
 //
-// # Reading a running topology
+// It reads only counters the runtime keeps anyway (supervision.Stats), and only
+// when asked, so observing a topology costs it nothing between requests.
 //
-// [Source] is implemented by *supervision.Running. A [Report] is computed from
-// its snapshot (supervision.Stats); counters and latencies cover the current
-// incarnation's life, rates and capacity a window since an earlier snapshot
-// ([Window]):
+// # Serving
 //
-//	w := observe.NewWindow(running, time.Second)
-//	r := w.Report()
-//	split, _ := r.Component("split")
-//	fmt.Println(split.Capacity, split.ExecuteLatencyMs)
-//
-// # Serving metrics
-//
-//	srv, err := observe.Listen("127.0.0.1:9464", running)
+//	running, err := supervision.Run(ctx, topo)
+//	...
+//	srv, err := observe.Listen("127.0.0.1:9464", topo, running)
 //	if err != nil { ... }
 //	defer srv.Close()
-//	// GET /metrics: Prometheus text; GET /stats: the Report as JSON; GET /graph: DOT
+//	// GET /metrics: Prometheus text; GET /stats: JSON; GET /graph: DOT
 //
-// To export through an OpenTelemetry pipeline of your own (OTLP, ...), call
-// [Instrument] with a meter from your MeterProvider instead.
+// or, on a server of your own,
 //
-// # Graphs
+//	mux.Handle("/observe/", http.StripPrefix("/observe", observe.Handler(topo, running)))
 //
-// dsl.Topology.DOT draws the static graph; [DOT] draws it with a report's
-// figures: tuples/s on edges, bolts coloured by capacity.
+// To export through an OpenTelemetry pipeline of your own (OTLP, a shared
+// Prometheus registry), call [Instrument] with a meter from your MeterProvider.
+//
+// # Graphs and progress
+//
+// [DOT] draws the topology as Graphviz text, plain or with a snapshot's
+// figures; [Progress] prints a line a second for a person watching a run:
 //
 //	go run ./samples/wordcount -graph | dot -Tsvg > wordcount.svg
+//	stop := observe.Progress(os.Stdout, running, time.Second)
 //
 // # What the figures mean
 //
@@ -46,5 +44,8 @@
 //     bolt is the bottleneck. A component shows its busiest task.
 //   - pending: open trees; mailbox depth: data batches waiting.
 //
-// Times are wall-clock even when the topology runs on an injected clock.
+// Counters and latencies cover the current incarnation's life; rates and
+// capacity cover a window (at /stats and /graph, at least the last second).
+// Times are wall-clock even when the topology runs on a manual clock.
+// docs/OBSERVABILITY.md lists the metric names and the JSON fields.
 package observe

@@ -8,34 +8,37 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/goshelter/goshelter/supervision"
 )
 
-// Instrument names. Counters restart from zero with each incarnation; exporters
+// Instrument names, documented in docs/OBSERVABILITY.md: dashboards and alerts
+// depend on them. Counters restart from zero with each incarnation; exporters
 // such as Prometheus treat that as a counter reset.
 const (
-	MetricEmitted      = "goshelter.tuples.emitted"     // counter, per task
-	MetricTransferred  = "goshelter.tuples.transferred" // counter, per task
-	MetricExecuted     = "goshelter.tuples.executed"    // counter, per bolt task
-	MetricAcked        = "goshelter.tuples.acked"       // counter, per task
-	MetricFailed       = "goshelter.tuples.failed"      // counter, per task
-	MetricExpired      = "goshelter.tuples.expired"     // counter, per spout and acker task
-	MetricExecuteTime  = "goshelter.execute.time"       // counter in seconds, per bolt task: its rate is the capacity
-	MetricExecute      = "goshelter.latency.execute"    // gauge in seconds, mean over the incarnation
-	MetricProcess      = "goshelter.latency.process"    // gauge in seconds, sampled mean over the incarnation
-	MetricComplete     = "goshelter.latency.complete"   // gauge in seconds, sampled mean over the incarnation
-	MetricCapacity     = "goshelter.capacity"           // gauge, fraction of the time since the last collection spent executing
-	MetricPending      = "goshelter.pending"            // gauge, open trees per spout and acker task
-	MetricMailboxDepth = "goshelter.mailbox.depth"      // gauge, data batches waiting per task
-	MetricInFlight     = "goshelter.in_flight"          // gauge, per topology
-	MetricRestarts     = "goshelter.restarts"           // counter, per topology
-	MetricIncarnation  = "goshelter.incarnation"        // gauge, per topology
+	metricEmitted      = "goshelter.tuples.emitted"     // counter, per task
+	metricTransferred  = "goshelter.tuples.transferred" // counter, per task
+	metricExecuted     = "goshelter.tuples.executed"    // counter, per bolt task
+	metricAcked        = "goshelter.tuples.acked"       // counter, per task
+	metricFailed       = "goshelter.tuples.failed"      // counter, per task
+	metricExpired      = "goshelter.tuples.expired"     // counter, per spout and acker task
+	metricExecuteTime  = "goshelter.execute.time"       // counter in seconds, per bolt task: its rate is the capacity
+	metricExecute      = "goshelter.latency.execute"    // gauge in seconds, mean over the incarnation
+	metricProcess      = "goshelter.latency.process"    // gauge in seconds, sampled mean over the incarnation
+	metricComplete     = "goshelter.latency.complete"   // gauge in seconds, sampled mean over the incarnation
+	metricCapacity     = "goshelter.capacity"           // gauge, fraction of the time since the last collection spent executing
+	metricPending      = "goshelter.pending"            // gauge, open trees per spout and acker task
+	metricMailboxDepth = "goshelter.mailbox.depth"      // gauge, data batches waiting per task
+	metricInFlight     = "goshelter.in_flight"          // gauge, per topology
+	metricRestarts     = "goshelter.restarts"           // counter, per topology
+	metricIncarnation  = "goshelter.incarnation"        // gauge, per topology
 )
 
 // Attribute keys of every instrument.
 const (
-	AttrTopology  = "topology"
-	AttrComponent = "component"
-	AttrTask      = "task"
+	attrTopology  = "topology"
+	attrComponent = "component"
+	attrTask      = "task"
 )
 
 // Which kinds of task an instrument reports on.
@@ -52,39 +55,46 @@ var kindBits = map[string]int{"spout": spouts, "bolt": bolts, "acker": ackers}
 type int64Counter struct {
 	name, unit, desc string
 	kinds            int
-	value            func(Figures) int64
+	value            func(figures) int64
 }
 
 var taskCounters = []int64Counter{
-	{MetricEmitted, "{tuple}", "Tuples emitted.", emitters, func(f Figures) int64 { return f.Emitted }},
-	{MetricTransferred, "{tuple}", "Tuples handed to downstream tasks; an emit to n tasks counts n.", emitters, func(f Figures) int64 { return f.Transferred }},
-	{MetricExecuted, "{tuple}", "Inputs executed by a bolt.", bolts, func(f Figures) int64 { return f.Executed }},
-	{MetricAcked, "{tuple}", "Spouts: trees completed; bolts: inputs acked; ackers: trees completed.", allKinds, func(f Figures) int64 { return f.Acked }},
-	{MetricFailed, "{tuple}", "Spouts: trees failed or timed out; bolts: inputs failed; ackers: trees failed.", allKinds, func(f Figures) int64 { return f.Failed }},
-	{MetricExpired, "{tuple}", "Trees timed out.", spouts | ackers, func(f Figures) int64 { return f.Expired }},
+	{metricEmitted, "{tuple}", "Tuples emitted.", emitters, func(f figures) int64 { return f.Emitted }},
+	{metricTransferred, "{tuple}", "Tuples handed to downstream tasks; an emit to n tasks counts n.", emitters, func(f figures) int64 { return f.Transferred }},
+	{metricExecuted, "{tuple}", "Inputs executed by a bolt.", bolts, func(f figures) int64 { return f.Executed }},
+	{metricAcked, "{tuple}", "Spouts: trees completed; bolts: inputs acked; ackers: trees completed.", allKinds, func(f figures) int64 { return f.Acked }},
+	{metricFailed, "{tuple}", "Spouts: trees failed or timed out; bolts: inputs failed; ackers: trees failed.", allKinds, func(f figures) int64 { return f.Failed }},
+	{metricExpired, "{tuple}", "Trees timed out.", spouts | ackers, func(f figures) int64 { return f.Expired }},
 }
 
 type float64Gauge struct {
 	name, unit, desc string
 	kinds            int
-	value            func(Figures) float64
+	value            func(figures) float64
 }
 
 var taskGauges = []float64Gauge{
-	{MetricExecute, "s", "Mean time a bolt spends executing an input.", bolts, func(f Figures) float64 { return f.ExecuteLatencyMs / 1e3 }},
-	{MetricProcess, "s", "Mean time from a bolt taking an input from its mailbox to acking it (sampled).", bolts, func(f Figures) float64 { return f.ProcessLatencyMs / 1e3 }},
-	{MetricComplete, "s", "Mean time from a spout's emit to its tree's ack (sampled).", spouts, func(f Figures) float64 { return f.CompleteLatencyMs / 1e3 }},
-	{MetricCapacity, "1", "Fraction of the time since the last collection a bolt task spent executing.", bolts, func(f Figures) float64 { return f.Capacity }},
-	{MetricPending, "{tree}", "Open tuple trees.", spouts | ackers, func(f Figures) float64 { return float64(f.Pending) }},
-	{MetricMailboxDepth, "{batch}", "Tuple batches waiting in a task's data mailbox.", bolts, func(f Figures) float64 { return float64(f.MailboxDepth) }},
+	{metricExecute, "s", "Mean time a bolt spends executing an input.", bolts, func(f figures) float64 { return f.ExecuteLatencyMs / 1e3 }},
+	{metricProcess, "s", "Mean time from a bolt taking an input from its mailbox to acking it (sampled).", bolts, func(f figures) float64 { return f.ProcessLatencyMs / 1e3 }},
+	{metricComplete, "s", "Mean time from a spout's emit to its tree's ack (sampled).", spouts, func(f figures) float64 { return f.CompleteLatencyMs / 1e3 }},
+	{metricCapacity, "1", "Fraction of the time since the last collection a bolt task spent executing.", bolts, func(f figures) float64 { return f.Capacity }},
+	{metricPending, "{tree}", "Open tuple trees.", spouts | ackers, func(f figures) float64 { return float64(f.Pending) }},
+	{metricMailboxDepth, "{batch}", "Tuple batches waiting in a task's data mailbox.", bolts, func(f figures) float64 { return float64(f.MailboxDepth) }},
 }
 
-// Instrument creates OpenTelemetry instruments on meter that read src at every
+// Instrument creates OpenTelemetry instruments on meter that read r at every
 // collection: per-task counters and gauges with topology, component and task
-// attributes, and per-topology restarts, incarnation and in-flight tuples (see
-// the Metric constants). Unregister the returned registration to stop reading
-// src. Nothing is measured between collections.
-func Instrument(meter metric.Meter, src Source) (metric.Registration, error) {
+// attributes, and per-topology restarts, incarnation and in-flight tuples
+// (docs/OBSERVABILITY.md lists them). It is for sending the figures through an
+// OpenTelemetry pipeline of your own (OTLP, a shared Prometheus registry);
+// [Handler] serves them without one. Nothing is measured between collections:
+// the runtime keeps its counters anyway, so a collection only reads them.
+// Unregister the returned registration to stop reading r.
+func Instrument(meter metric.Meter, r *supervision.Running) (metric.Registration, error) {
+	return instrument(meter, r.Stats)
+}
+
+func instrument(meter metric.Meter, stats func() supervision.Stats) (metric.Registration, error) {
 	var (
 		observables []metric.Observable
 		counters    []metric.Int64ObservableCounter
@@ -99,22 +109,24 @@ func Instrument(meter metric.Meter, src Source) (metric.Registration, error) {
 		inst, err := meter.Float64ObservableGauge(g.name, metric.WithUnit(g.unit), metric.WithDescription(g.desc))
 		gauges, observables, errs = append(gauges, inst), append(observables, inst), append(errs, err)
 	}
-	execTime, err := meter.Float64ObservableCounter(MetricExecuteTime, metric.WithUnit("s"), metric.WithDescription("Time a bolt task spent executing inputs."))
+	execTime, err := meter.Float64ObservableCounter(metricExecuteTime, metric.WithUnit("s"), metric.WithDescription("Time a bolt task spent executing inputs."))
 	errs = append(errs, err)
-	restarts, err := meter.Int64ObservableCounter(MetricRestarts, metric.WithUnit("{restart}"), metric.WithDescription("Incarnations replaced after a failure."))
+	restarts, err := meter.Int64ObservableCounter(metricRestarts, metric.WithUnit("{restart}"), metric.WithDescription("Incarnations replaced after a failure."))
 	errs = append(errs, err)
-	incarnation, err := meter.Int64ObservableGauge(MetricIncarnation, metric.WithDescription("Number of the current incarnation, from 1."))
+	incarnation, err := meter.Int64ObservableGauge(metricIncarnation, metric.WithDescription("Number of the current incarnation, from 1."))
 	errs = append(errs, err)
-	inFlight, err := meter.Int64ObservableGauge(MetricInFlight, metric.WithUnit("{tuple}"), metric.WithDescription("Tuples sent and not executed plus open trees."))
+	inFlight, err := meter.Int64ObservableGauge(metricInFlight, metric.WithUnit("{tuple}"), metric.WithDescription("Tuples sent and not executed plus open trees."))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("observe: creating instruments: %w", err)
 	}
 	observables = append(observables, execTime, restarts, incarnation, inFlight)
-	window := NewWindow(src, 0)
+	// Capacity covers the time since the previous collection: the scrape
+	// interval is the window a dashboard expects.
+	window := newWindow(stats, 0)
 	attrs := newAttrCache()
 	return meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		r := window.Report()
+		r := window.read()
 		topo := attrs.topology(r.Topology)
 		o.ObserveInt64(restarts, int64(r.Restarts), topo)
 		o.ObserveInt64(incarnation, int64(r.Incarnation), topo)
@@ -162,7 +174,7 @@ func (c *attrCache) topology(name string) metric.MeasurementOption {
 	if o, ok := c.topo[name]; ok {
 		return o
 	}
-	o := metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrTopology, name)))
+	o := metric.WithAttributeSet(attribute.NewSet(attribute.String(attrTopology, name)))
 	c.topo[name] = o
 	return o
 }
@@ -174,8 +186,8 @@ func (c *attrCache) task(topology, component string, task int) metric.Measuremen
 	if o, ok := c.tasks[k]; ok {
 		return o
 	}
-	o := metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrTopology, topology),
-		attribute.String(AttrComponent, component), attribute.Int(AttrTask, task)))
+	o := metric.WithAttributeSet(attribute.NewSet(attribute.String(attrTopology, topology),
+		attribute.String(attrComponent, component), attribute.Int(attrTask, task)))
 	c.tasks[k] = o
 	return o
 }

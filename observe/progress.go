@@ -3,19 +3,60 @@ package observe
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
+
+	"github.com/goshelter/goshelter/supervision"
 )
 
-// ProgressLine sums a report's spouts into one line: uptime, tuples emitted and
-// acked (totals and rates over the report's window), failed and pending, and the
-// restarts once there were any (the other figures are then the current
-// incarnation's), e.g.
+// Progress writes a line about r to w every interval, each covering the
+// interval before it, until stop is called or r is down; stop waits for the
+// last line, so that what the caller prints next comes after it, and may be
+// called more than once. A line sums the spouts, for a person watching a run or
+// a CI log:
 //
 //	progress: 3s emitted=123456 (41.2k/s) acked=120000 (40.0k/s) failed=0 pending=128
-func ProgressLine(r Report) string {
-	var sum Figures
+//
+// uptime, tuples emitted and acked (totals and rates), failed and pending, and
+// restarts=N once there were any (the other figures are then the current
+// incarnation's). Write errors are ignored: progress is not worth stopping for.
+// interval must be positive.
+func Progress(w io.Writer, r *supervision.Running, interval time.Duration) (stop func()) {
+	stop, _ = progress(w, r.Stats, r.Done(), interval)
+	return stop
+}
+
+// progress is [Progress] on a stats function; finished is closed when the
+// lines have ended.
+func progress(w io.Writer, stats func() supervision.Stats, done <-chan struct{}, interval time.Duration) (stop func(), finished <-chan struct{}) {
+	quit, ended := make(chan struct{}), make(chan struct{})
+	window := newWindow(stats, 0)
+	window.read() // the baseline
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-done:
+				return
+			case <-tick.C:
+				_, _ = fmt.Fprintln(w, progressLine(window.read()))
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit) })
+		<-ended
+	}, ended
+}
+
+// progressLine sums a report's spouts into one line (see [Progress]).
+func progressLine(r report) string {
+	var sum figures
 	for _, f := range r.Components {
 		if f.Kind == "spout" {
 			sum.add(f)
@@ -28,48 +69,4 @@ func ProgressLine(r Report) string {
 		line += fmt.Sprintf(" restarts=%d", r.Restarts)
 	}
 	return line
-}
-
-// Progress writes a [ProgressLine] per interval on a goroutine of its own until
-// Stop.
-type Progress struct {
-	once sync.Once
-	stop chan struct{}
-	done chan struct{}
-}
-
-// StartProgress writes a progress line about src to w every interval, each
-// covering the interval before it. Write errors are ignored.
-func StartProgress(w io.Writer, src Source, interval time.Duration) *Progress {
-	p := &Progress{stop: make(chan struct{}), done: make(chan struct{})}
-	window := NewWindow(src, 0)
-	window.Report() // the baseline
-	go func() {
-		defer close(p.done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-tick.C:
-				_, _ = fmt.Fprintln(w, ProgressLine(window.Report()))
-			}
-		}
-	}()
-	return p
-}
-
-// Stop ends the progress lines and waits for the goroutine to end. It may be
-// called more than once.
-func (p *Progress) Stop() {
-	p.once.Do(func() { close(p.stop) })
-	<-p.done
-}
-
-// IsTerminal reports whether f is a character device (a terminal, or /dev/null),
-// for samples that print progress by default only to a person watching.
-func IsTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

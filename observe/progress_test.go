@@ -1,24 +1,21 @@
-package observe_test
+package observe
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/goshelter/goshelter/observe"
-	"github.com/goshelter/goshelter/supervision"
 )
 
 func TestProgressLine(t *testing.T) {
 	prev, cur := sampleStats(4*time.Second, 1), sampleStats(5*time.Second, 2)
-	got := observe.ProgressLine(observe.NewReport(&prev, cur))
+	got := progressLine(newReport(&prev, cur))
 	want := "progress: 5s emitted=800 (400/s) acked=760 (380/s) failed=20 pending=10"
 	if got != want {
-		t.Errorf("ProgressLine = %q, want %q", got, want)
+		t.Errorf("progressLine = %q, want %q", got, want)
 	}
 	cur.Restarts = 2
-	if got := observe.ProgressLine(observe.NewReport(&prev, cur)); !strings.HasSuffix(got, " pending=10 restarts=2") {
-		t.Errorf("after restarts, ProgressLine = %q", got)
+	if got := progressLine(newReport(&prev, cur)); !strings.HasSuffix(got, " pending=10 restarts=2") {
+		t.Errorf("after restarts, progressLine = %q", got)
 	}
 }
 
@@ -33,14 +30,25 @@ func (l *lines) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestStartProgressWritesLinesUntilStopped(t *testing.T) {
-	src := &fakeSource{stats: []supervision.Stats{sampleStats(time.Second, 1), sampleStats(2*time.Second, 2)}}
+func TestProgressWritesLinesUntilStopped(t *testing.T) {
 	out := &lines{ch: make(chan string, 2)}
-	p := observe.StartProgress(out, src, time.Millisecond)
+	stop, _ := progress(out, script(sampleStats(time.Second, 1), sampleStats(2*time.Second, 2)), nil, time.Millisecond)
 	first := <-out.ch
-	p.Stop()
-	p.Stop() // idempotent
+	stop()
+	stop() // idempotent
 	if !strings.HasPrefix(first, "progress: 2s emitted=800 (400/s)") || !strings.HasSuffix(first, "\n") {
 		t.Errorf("first line = %q", first)
+	}
+}
+
+func TestProgressEndsWhenTheTopologyIsDown(t *testing.T) {
+	down := make(chan struct{})
+	stop, finished := progress(&lines{ch: make(chan string)}, script(sampleStats(time.Second, 1)), down, time.Hour)
+	defer stop()
+	close(down)
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Second):
+		t.Fatal("progress kept running after the topology was down")
 	}
 }

@@ -1,25 +1,18 @@
 package observe
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
-	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/supervision"
 )
 
-// Source is a running topology as observe reads it. *supervision.Running
-// implements it. Both methods are called from any goroutine, must be safe for
-// concurrent use and must not block.
-type Source interface {
-	Stats() supervision.Stats
-	Topology() *dsl.Topology
-}
-
-// Report is what Storm's UI shows for a topology, computed from a snapshot and,
-// for rates and capacity, the snapshot before it. It is what /stats serves.
-type Report struct {
+// report is what Storm's UI shows for a topology, computed from a snapshot and,
+// for rates and capacity, the snapshot before it. /stats serves it as JSON, so
+// its field names and tags are a format other programs read
+// (docs/OBSERVABILITY.md describes it): change them only on purpose.
+type report struct {
 	Topology    string    `json:"topology"`
 	Time        time.Time `json:"time"`
 	UptimeSecs  float64   `json:"uptime_secs"`
@@ -27,14 +20,14 @@ type Report struct {
 	Incarnation int       `json:"incarnation"`
 	Restarts    int       `json:"restarts"`
 	InFlight    int64     `json:"in_flight"`
-	Components  []Figures `json:"components"` // by task numbering: components by id, then "__acker"
-	Tasks       []Figures `json:"tasks"`      // by task id
-	Flows       []Flow    `json:"flows"`      // tuples between components, for graphs
+	Components  []figures `json:"components"` // by task numbering: components by id, then "__acker"
+	Tasks       []figures `json:"tasks"`      // by task id
+	Flows       []flow    `json:"flows"`      // tuples between components, for graphs
 }
 
-// Figures are one component's or one task's numbers. Counters and latencies
+// figures are one component's or one task's numbers. Counters and latencies
 // cover the incarnation's life; rates and capacity cover the report's window.
-type Figures struct {
+type figures struct {
 	Component    string `json:"component"`
 	Kind         string `json:"kind"`           // "spout", "bolt" or "acker"
 	Task         int    `json:"task,omitempty"` // 0 for a component
@@ -53,8 +46,9 @@ type Figures struct {
 	ProcessLatencyMs  float64 `json:"process_latency_ms"`  // bolts, sampled
 	CompleteLatencyMs float64 `json:"complete_latency_ms"` // spouts, sampled
 	// Capacity is the fraction of the window a bolt task spent executing; a
-	// component shows its busiest task, as Storm does. Near 1 means the bolt
-	// is the bottleneck (time parked on a full downstream mailbox counts too).
+	// component shows its busiest task, as Storm does, because the busiest task
+	// is the one that holds the others back. Time parked on a full downstream
+	// mailbox counts as busy.
 	Capacity    float64 `json:"capacity"`
 	EmitRate    float64 `json:"emit_rate"`    // tuples/s
 	ExecuteRate float64 `json:"execute_rate"` // tuples/s
@@ -62,26 +56,28 @@ type Figures struct {
 	FailRate    float64 `json:"fail_rate"`    // tuples/s
 
 	// Metrics are the latest values a task's component reported itself
-	// (multilang "metrics"); tasks only.
+	// (TaskInfo.Metric); tasks only.
 	Metrics map[string]any `json:"metrics,omitempty"`
 }
 
-// Flow is the traffic from one component to another, all streams together.
-type Flow struct {
+// flow is the traffic from one component to another, all streams together: the
+// runtime counts tuples by destination task, not by stream.
+type flow struct {
 	From        string  `json:"from"`
 	To          string  `json:"to"`
 	Transferred int64   `json:"transferred"`
 	Rate        float64 `json:"rate"` // tuples/s over the window
 }
 
-// NewReport computes the report of cur. Rates and capacity cover the time since
-// prev; when prev is nil or from another incarnation they cover cur's uptime.
-func NewReport(prev *supervision.Stats, cur supervision.Stats) Report {
-	r := Report{
+// newReport computes the report of cur. Rates and capacity cover the time since
+// prev; when prev is nil or from another incarnation (whose counters started
+// from zero again) they cover cur's uptime.
+func newReport(prev *supervision.Stats, cur supervision.Stats) report {
+	r := report{
 		Topology: cur.Topology, Time: cur.Time, UptimeSecs: cur.Uptime.Seconds(),
 		Incarnation: cur.Incarnation, Restarts: cur.Restarts, InFlight: cur.InFlight,
 	}
-	base := map[int]actors.TaskSnapshot{}
+	base := map[int]supervision.TaskStats{}
 	window := cur.Uptime
 	if prev != nil && prev.Incarnation == cur.Incarnation && cur.Time.After(prev.Time) {
 		window = cur.Time.Sub(prev.Time)
@@ -97,49 +93,41 @@ func NewReport(prev *supervision.Stats, cur supervision.Stats) Report {
 	}
 	flows := map[[2]string]int{}
 	for _, t := range cur.Tasks {
-		f := figures(t, base[t.Task], window)
+		f := taskFigures(t, base[t.Task], window)
 		r.Tasks = append(r.Tasks, f)
 		i, ok := byComponent[t.Component]
 		if !ok {
 			i = len(r.Components)
 			byComponent[t.Component] = i
-			r.Components = append(r.Components, Figures{Component: t.Component, Kind: t.Kind})
+			r.Components = append(r.Components, figures{Component: t.Component, Kind: t.Kind})
 		}
 		r.Components[i].add(f)
 		r.addFlows(flows, t, base[t.Task], taskComponent, window)
 	}
 	for i := range r.Components {
-		r.Components[i].latencies(componentSum(cur.Tasks, r.Components[i].Component))
+		// Means over the summed samples, not means of the tasks' means: a task
+		// that saw few inputs must not weigh as much as a busy one.
+		r.Components[i].latencies(cur.Components[r.Components[i].Component])
 	}
 	return r
 }
 
-func componentSum(tasks []actors.TaskSnapshot, id string) actors.TaskSnapshot {
-	var sum actors.TaskSnapshot
-	for _, t := range tasks {
-		if t.Component == id {
-			sum.Add(t)
-		}
-	}
-	return sum
-}
-
-func (r *Report) addFlows(index map[[2]string]int, t, base actors.TaskSnapshot, comp map[int]string, window time.Duration) {
+func (r *report) addFlows(index map[[2]string]int, t, base supervision.TaskStats, comp map[int]string, window time.Duration) {
 	for to, n := range t.SentTo {
 		key := [2]string{t.Component, comp[to]}
 		i, ok := index[key]
 		if !ok {
 			i = len(r.Flows)
 			index[key] = i
-			r.Flows = append(r.Flows, Flow{From: key[0], To: key[1]})
+			r.Flows = append(r.Flows, flow{From: key[0], To: key[1]})
 		}
 		r.Flows[i].Transferred += n
 		r.Flows[i].Rate += rate(n-base.SentTo[to], window)
 	}
 }
 
-func figures(t, base actors.TaskSnapshot, window time.Duration) Figures {
-	f := Figures{
+func taskFigures(t, base supervision.TaskStats, window time.Duration) figures {
+	f := figures{
 		Component: t.Component, Kind: t.Kind, Task: t.Task, Tasks: 1,
 		Emitted: t.Emitted, Transferred: t.Transferred, Executed: t.Executed,
 		Acked: t.Acked, Failed: t.Failed, Expired: t.Expired, Pending: t.Pending, MailboxDepth: t.MailboxDepth,
@@ -148,21 +136,21 @@ func figures(t, base actors.TaskSnapshot, window time.Duration) Figures {
 		Metrics: t.Metrics,
 	}
 	if window > 0 {
-		f.Capacity = float64(t.ExecuteNanos-base.ExecuteNanos) / float64(window)
+		f.Capacity = float64(t.ExecuteTime-base.ExecuteTime) / float64(window)
 	}
 	f.latencies(t)
 	return f
 }
 
-func (f *Figures) latencies(t actors.TaskSnapshot) {
-	f.ExecuteSecs = time.Duration(t.ExecuteNanos).Seconds()
-	f.ExecuteLatencyMs = ms(t.ExecuteLatency())
-	f.ProcessLatencyMs = ms(t.ProcessLatency())
-	f.CompleteLatencyMs = ms(t.CompleteLatency())
+func (f *figures) latencies(t supervision.TaskStats) {
+	f.ExecuteSecs = t.ExecuteTime.Seconds()
+	f.ExecuteLatencyMs = ms(t.ExecuteLatency)
+	f.ProcessLatencyMs = ms(t.ProcessLatency)
+	f.CompleteLatencyMs = ms(t.CompleteLatency)
 }
 
 // add sums a task's figures into its component's.
-func (f *Figures) add(t Figures) {
+func (f *figures) add(t figures) {
 	f.Tasks++
 	f.Emitted += t.Emitted
 	f.Transferred += t.Transferred
@@ -188,43 +176,86 @@ func rate(n int64, window time.Duration) float64 {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// Component returns the figures of component id, or false.
-func (r Report) Component(id string) (Figures, bool) {
+// component returns the figures of component id, or false.
+func (r report) component(id string) (figures, bool) {
 	for _, f := range r.Components {
 		if f.Component == id {
 			return f, true
 		}
 	}
-	return Figures{}, false
+	return figures{}, false
 }
 
-// Window reports on a source with rates over a sliding window: each report
-// covers the time since a baseline snapshot at least min old (or, until there is
-// one, the incarnation's uptime), so windows last between min and about twice
-// min when reports come regularly. With min zero, each report covers the time
-// since the previous one. A Window is safe for concurrent use.
-type Window struct {
-	src       Source
+// flow returns the traffic from one component to another, zero when there was
+// none, so that an idle edge still shows 0/s.
+func (r report) flow(from, to string) flow {
+	for _, f := range r.Flows {
+		if f.From == from && f.To == to {
+			return f
+		}
+	}
+	return flow{From: from, To: to}
+}
+
+// window reports on a running topology with rates over a sliding window: each
+// report covers the time since a baseline snapshot at least min old (or, until
+// there is one, the incarnation's uptime), so windows last between min and
+// about twice min when reports come regularly. Reports over a fixed minimum
+// rather than since the last request keep two clients polling /stats from
+// seeing rates over a few milliseconds. With min zero, each report covers the
+// time since the previous one. A window is safe for concurrent use.
+type window struct {
+	stats     func() supervision.Stats
 	min       time.Duration
 	mu        sync.Mutex // mu guards base and candidate
 	base      *supervision.Stats
 	candidate *supervision.Stats // the next baseline, once it is min old
 }
 
-// NewWindow returns a window on src; its first report covers the uptime.
-func NewWindow(src Source, min time.Duration) *Window { return &Window{src: src, min: min} }
+// newWindow returns a window on stats; its first report covers the uptime.
+func newWindow(stats func() supervision.Stats, min time.Duration) *window {
+	return &window{stats: stats, min: min}
+}
 
-// Report takes a snapshot and reports on it.
-func (w *Window) Report() Report {
+// read takes a snapshot and reports on it.
+func (w *window) read() report {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	cur := w.src.Stats()
+	cur := w.stats()
 	if c := w.candidate; c != nil && (c.Incarnation != cur.Incarnation || cur.Time.Sub(c.Time) >= w.min) {
 		w.base, w.candidate = c, nil
 	}
-	r := NewReport(w.base, cur)
+	r := newReport(w.base, cur)
 	if w.candidate == nil {
 		w.candidate = &cur
 	}
 	return r
+}
+
+// rateText formats tuples per second compactly: "0/s", "950/s", "12.3k/s", "4.1M/s".
+func rateText(perSec float64) string {
+	switch {
+	case perSec >= 1e6:
+		return fmt.Sprintf("%.1fM/s", perSec/1e6)
+	case perSec >= 1e4:
+		return fmt.Sprintf("%.1fk/s", perSec/1e3)
+	default:
+		return fmt.Sprintf("%.0f/s", perSec)
+	}
+}
+
+// msText formats a latency in milliseconds with the unit that keeps it short.
+func msText(ms float64) string {
+	switch {
+	case ms >= 100:
+		return fmt.Sprintf("%.0f ms", ms)
+	case ms >= 1:
+		return fmt.Sprintf("%.1f ms", ms)
+	case ms >= 0.01:
+		return fmt.Sprintf("%.0f µs", ms*1e3)
+	case ms >= 0.001:
+		return fmt.Sprintf("%.1f µs", ms*1e3)
+	default:
+		return fmt.Sprintf("%.0f ns", ms*1e6)
+	}
 }

@@ -1,14 +1,12 @@
-package observe_test
+package observe
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -18,27 +16,85 @@ var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 // sink (task 3), plus an acker (task 5), after uptime; every counter is scaled
 // by k so two snapshots can differ.
 func sampleStats(uptime time.Duration, k int64) supervision.Stats {
-	ms := int64(time.Millisecond)
-	return supervision.Stats{
+	ms := time.Millisecond
+	d := time.Duration(k)
+	return withSums(supervision.Stats{
 		Topology: "t", Time: t0.Add(uptime), Uptime: uptime, Incarnation: 1, InFlight: 7,
-		Tasks: []actors.TaskSnapshot{
-			{Component: "bolt", Kind: "bolt", Task: 1, Executed: 100 * k, ExecuteNanos: 2000 * ms * k, Acked: 100 * k,
-				ProcessSamples: 2 * k, ProcessNanos: 6 * ms * k, Emitted: 50 * k, Transferred: 50 * k, SentTo: map[int]int64{3: 50 * k}},
-			{Component: "bolt", Kind: "bolt", Task: 2, Executed: 300 * k, ExecuteNanos: 5000 * ms * k, Acked: 290 * k, Failed: 10 * k,
-				ProcessSamples: 1 * k, ProcessNanos: 30 * ms * k, MailboxDepth: 3},
-			{Component: "sink", Kind: "bolt", Task: 3, Executed: 50 * k, ExecuteNanos: 100 * ms * k, Acked: 50 * k},
+		Tasks: []supervision.TaskStats{
+			{Component: "bolt", Kind: "bolt", Task: 1, Executed: 100 * k, ExecuteTime: 2000 * ms * d, Acked: 100 * k,
+				ProcessSamples: 2 * k, ProcessTime: 6 * ms * d, Emitted: 50 * k, Transferred: 50 * k, SentTo: map[int]int64{3: 50 * k}},
+			{Component: "bolt", Kind: "bolt", Task: 2, Executed: 300 * k, ExecuteTime: 5000 * ms * d, Acked: 290 * k, Failed: 10 * k,
+				ProcessSamples: 1 * k, ProcessTime: 30 * ms * d, MailboxDepth: 3},
+			{Component: "sink", Kind: "bolt", Task: 3, Executed: 50 * k, ExecuteTime: 100 * ms * d, Acked: 50 * k},
 			{Component: "src", Kind: "spout", Task: 4, Emitted: 400 * k, Transferred: 400 * k, SentTo: map[int]int64{1: 100 * k, 2: 300 * k},
-				Acked: 380 * k, Failed: 10 * k, Expired: 5 * k, Pending: 10, CompleteSamples: 4 * k, CompleteNanos: 40 * ms * k},
+				Acked: 380 * k, Failed: 10 * k, Expired: 5 * k, Pending: 10, CompleteSamples: 4 * k, CompleteTime: 40 * ms * d},
 			{Component: "__acker", Kind: "acker", Task: 5, Acked: 380 * k, Failed: 10 * k, Expired: 5 * k, Pending: 10},
 		},
+	})
+}
+
+// withSums fills in what supervision derives from the tasks' counters: each
+// task's means and the sums per component.
+func withSums(s supervision.Stats) supervision.Stats {
+	s.Components = map[string]supervision.TaskStats{}
+	for i := range s.Tasks {
+		means(&s.Tasks[i])
+		t := s.Tasks[i]
+		sum, ok := s.Components[t.Component]
+		if !ok {
+			sum = supervision.TaskStats{Component: t.Component, Kind: t.Kind}
+		}
+		sum.Emitted += t.Emitted
+		sum.Transferred += t.Transferred
+		sum.Executed += t.Executed
+		sum.Acked += t.Acked
+		sum.Failed += t.Failed
+		sum.Expired += t.Expired
+		sum.Pending += t.Pending
+		sum.MailboxDepth += t.MailboxDepth
+		sum.ExecuteTime += t.ExecuteTime
+		sum.ProcessSamples += t.ProcessSamples
+		sum.ProcessTime += t.ProcessTime
+		sum.CompleteSamples += t.CompleteSamples
+		sum.CompleteTime += t.CompleteTime
+		means(&sum)
+		s.Components[t.Component] = sum
+	}
+	return s
+}
+
+func means(t *supervision.TaskStats) {
+	mean := func(d time.Duration, n int64) time.Duration {
+		if n == 0 {
+			return 0
+		}
+		return d / time.Duration(n)
+	}
+	t.ExecuteLatency = mean(t.ExecuteTime, t.Executed)
+	t.ProcessLatency = mean(t.ProcessTime, t.ProcessSamples)
+	t.CompleteLatency = mean(t.CompleteTime, t.CompleteSamples)
+}
+
+// script replays snapshots, the last one forever, as a running topology's
+// Stats would return them.
+func script(stats ...supervision.Stats) func() supervision.Stats {
+	var mu sync.Mutex
+	return func() supervision.Stats {
+		mu.Lock()
+		defer mu.Unlock()
+		s := stats[0]
+		if len(stats) > 1 {
+			stats = stats[1:]
+		}
+		return s
 	}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.Abs(b)) }
 
-func component(t *testing.T, r observe.Report, id string) observe.Figures {
+func component(t *testing.T, r report, id string) figures {
 	t.Helper()
-	f, ok := r.Component(id)
+	f, ok := r.component(id)
 	if !ok {
 		t.Fatalf("report has no component %q", id)
 	}
@@ -46,7 +102,7 @@ func component(t *testing.T, r observe.Report, id string) observe.Figures {
 }
 
 func TestReportOverUptime(t *testing.T) {
-	r := observe.NewReport(nil, sampleStats(10*time.Second, 1))
+	r := newReport(nil, sampleStats(10*time.Second, 1))
 	if r.WindowSecs != 10 || r.UptimeSecs != 10 || r.InFlight != 7 || len(r.Tasks) != 5 || len(r.Components) != 4 {
 		t.Fatalf("report header = %+v", r)
 	}
@@ -77,7 +133,14 @@ func TestReportOverUptime(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	wantFlows := []observe.Flow{{From: "bolt", To: "sink", Transferred: 50, Rate: 5}, {From: "src", To: "bolt", Transferred: 400, Rate: 40}}
+	var order []string
+	for _, c := range r.Components {
+		order = append(order, c.Component)
+	}
+	if want := []string{"bolt", "sink", "src", "__acker"}; !slices.Equal(order, want) {
+		t.Errorf("components in order %v, want task numbering %v", order, want)
+	}
+	wantFlows := []flow{{From: "bolt", To: "sink", Transferred: 50, Rate: 5}, {From: "src", To: "bolt", Transferred: 400, Rate: 40}}
 	if len(r.Flows) != len(wantFlows) {
 		t.Fatalf("flows = %+v, want %+v", r.Flows, wantFlows)
 	}
@@ -85,6 +148,9 @@ func TestReportOverUptime(t *testing.T) {
 		if f.From != wantFlows[i].From || f.To != wantFlows[i].To || f.Transferred != wantFlows[i].Transferred || !near(f.Rate, wantFlows[i].Rate) {
 			t.Errorf("flow %d = %+v, want %+v", i, f, wantFlows[i])
 		}
+	}
+	if f := r.flow("sink", "src"); f.Rate != 0 || f.Transferred != 0 {
+		t.Errorf("a pair with no traffic has flow %+v", f)
 	}
 }
 
@@ -103,7 +169,7 @@ func TestReportOverWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := observe.NewReport(&tt.prev, sampleStats(10*time.Second, 2))
+			r := newReport(&tt.prev, sampleStats(10*time.Second, 2))
 			bolt := component(t, r, "bolt")
 			if r.WindowSecs != tt.window || !near(bolt.ExecuteRate, 80) || !near(bolt.Capacity, 1) {
 				t.Errorf("window %v, bolt rate %v, capacity %v; want %v, 80, 1", r.WindowSecs, bolt.ExecuteRate, bolt.Capacity, tt.window)
@@ -118,34 +184,22 @@ func TestReportOverWindow(t *testing.T) {
 	}
 }
 
-// fakeSource replays scripted snapshots, the last one forever.
-type fakeSource struct {
-	mu    sync.Mutex // mu guards stats
-	stats []supervision.Stats
-	topo  *dsl.Topology
-}
-
-func (f *fakeSource) Stats() supervision.Stats {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s := f.stats[0]
-	if len(f.stats) > 1 {
-		f.stats = f.stats[1:]
+func TestReportOfAStoppedTopology(t *testing.T) {
+	r := newReport(nil, supervision.Stats{Topology: "t", Time: t0, Incarnation: 1})
+	if len(r.Components) != 0 || len(r.Tasks) != 0 || r.WindowSecs != 0 {
+		t.Errorf("report without tasks = %+v", r)
 	}
-	return s
 }
-
-func (f *fakeSource) Topology() *dsl.Topology { return f.topo }
 
 func TestWindowKeepsABaselineAtLeastMinOld(t *testing.T) {
-	var script []supervision.Stats
+	var snapshots []supervision.Stats
 	for _, sec := range []int{1, 2, 3, 4, 5, 6} {
-		script = append(script, sampleStats(time.Duration(sec)*time.Second, int64(sec)))
+		snapshots = append(snapshots, sampleStats(time.Duration(sec)*time.Second, int64(sec)))
 	}
-	w := observe.NewWindow(&fakeSource{stats: script}, 2*time.Second)
+	w := newWindow(script(snapshots...), 2*time.Second)
 	var windows []float64
-	for range script {
-		windows = append(windows, w.Report().WindowSecs)
+	for range snapshots {
+		windows = append(windows, w.read().WindowSecs)
 	}
 	// 1 s: the uptime; 2 s: still the uptime (the snapshot at 1 s is only 1 s
 	// old); 3 s and 4 s: since 1 s; 5 s and 6 s: since 3 s.
@@ -158,12 +212,10 @@ func TestWindowKeepsABaselineAtLeastMinOld(t *testing.T) {
 }
 
 func TestWindowWithoutMinCoversTheTimeSinceTheLastReport(t *testing.T) {
-	w := observe.NewWindow(&fakeSource{stats: []supervision.Stats{
-		sampleStats(1*time.Second, 1), sampleStats(3*time.Second, 2), sampleStats(4*time.Second, 3),
-	}}, 0)
+	w := newWindow(script(sampleStats(1*time.Second, 1), sampleStats(3*time.Second, 2), sampleStats(4*time.Second, 3)), 0)
 	var windows []float64
 	for range 3 {
-		windows = append(windows, w.Report().WindowSecs)
+		windows = append(windows, w.read().WindowSecs)
 	}
 	if windows[0] != 1 || windows[1] != 2 || windows[2] != 1 {
 		t.Fatalf("windows = %v, want [1 2 1]", windows)

@@ -1,9 +1,7 @@
 package observe
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,121 +10,79 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
-	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/supervision"
 )
 
-// ReportWindow is the shortest window the rates and capacity served at /stats
-// and /graph cover: each covers the time since a baseline snapshot that moves up
-// once it is this old.
-const ReportWindow = time.Second
+// reportWindow is the shortest window the rates and capacity served at /stats
+// and /graph cover: long enough that a rate is not the noise of one batch,
+// short enough to follow a load change.
+const reportWindow = time.Second
 
-// Handler serves a running topology over HTTP:
+// Handler serves what r, a run of topo, is doing:
 //
-//	/metrics  the instruments of [Instrument] in Prometheus text format
-//	/stats    the [Report] as JSON
-//	/graph    the live graph of [DOT] as Graphviz DOT text
+//	GET /metrics  the instruments of [Instrument] in Prometheus text format
+//	GET /stats    Storm UI figures per component and per task, as JSON
+//	GET /graph    the graph of [DOT] with live figures, as Graphviz DOT text
 //
-// It collects through its own OpenTelemetry MeterProvider and Prometheus
-// registry, so it never touches the global ones. It is safe for concurrent use.
-type Handler struct {
-	mux      *http.ServeMux
-	provider *sdkmetric.MeterProvider
-	reg      metric.Registration
-	window   *Window
-	src      Source
+// Mount it on a mux of your own (under a prefix, use http.StripPrefix), or let
+// [Listen] serve it. It collects through a MeterProvider and a Prometheus
+// registry of its own, so that it never registers anything on the global ones
+// a program may already export; reading r costs nothing between requests. It
+// is safe for concurrent use and keeps working after r stops (with no tasks to
+// report).
+func Handler(topo *dsl.Topology, r *supervision.Running) http.Handler {
+	return newHandler(topo, r.Stats)
 }
 
-// NewHandler returns a handler for src. Close it to release its instruments.
-func NewHandler(src Source) (*Handler, error) {
+func newHandler(topo *dsl.Topology, stats func() supervision.Stats) http.Handler {
 	registry := prometheus.NewRegistry()
 	exporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
-	if err != nil {
-		return nil, fmt.Errorf("observe: creating the prometheus exporter: %w", err)
+	if err != nil { // only a registry that already holds the exporter refuses it
+		panic(fmt.Sprintf("observe: creating the prometheus exporter: %v", err))
 	}
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
-	reg, err := Instrument(provider.Meter("github.com/goshelter/goshelter/observe"), src)
-	if err != nil {
-		return nil, errors.Join(err, provider.Shutdown(context.Background()))
+	// The provider has a pull reader only: nothing runs in the background, so
+	// there is nothing to shut down; it goes with the handler.
+	if _, err := instrument(provider.Meter("github.com/goshelter/goshelter/observe"), stats); err != nil {
+		panic(err) // the instruments are constants; the tests create them
 	}
-	h := &Handler{mux: http.NewServeMux(), provider: provider, reg: reg, window: NewWindow(src, ReportWindow), src: src}
-	h.mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	h.mux.HandleFunc("GET /stats", h.stats)
-	h.mux.HandleFunc("GET /graph", h.graph)
-	return h, nil
+	window := newWindow(stats, reportWindow)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(window.read()) // a failed write means the client left
+	})
+	mux.HandleFunc("GET /graph", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
+		_, _ = w.Write([]byte(liveDOT(topo, window.read())))
+	})
+	return mux
 }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
-
-func (h *Handler) stats(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(h.window.Report()) // a failed write means the client left
+// Listen serves [Handler] at addr (such as "127.0.0.1:9464"; port 0 picks a
+// free port) on a goroutine of its own, for a program that has no HTTP server
+// to mount the handler on. The server is a plain *http.Server whose Addr is the
+// address it listens on, with the port it got; stop it with its Close, or with
+// Shutdown to let requests under way finish.
+func Listen(addr string, topo *dsl.Topology, r *supervision.Running) (*http.Server, error) {
+	return listen(addr, newHandler(topo, r.Stats))
 }
 
-func (h *Handler) graph(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
-	_, _ = w.Write([]byte(DOT(h.src.Topology(), h.window.Report())))
-}
-
-// Close unregisters the instruments and shuts the meter provider down.
-func (h *Handler) Close() error {
-	return errors.Join(h.reg.Unregister(), h.provider.Shutdown(context.Background()))
-}
-
-// Server is a [Handler] listening on its own address.
-type Server struct {
-	handler *Handler
-	http    *http.Server
-	addr    string
-	done    chan struct{}
-	err     error // the serve loop's result, set before done closes
-}
-
-// Listen serves src at addr (such as "127.0.0.1:9464"; port 0 picks a free
-// port, see [Server.Addr]) on a goroutine of its own until Shutdown or Close.
-func Listen(addr string, src Source) (*Server, error) {
-	h, err := NewHandler(src)
-	if err != nil {
-		return nil, err
-	}
+func listen(addr string, h http.Handler) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("observe: listening on %q: %w", addr, err), h.Close())
+		return nil, fmt.Errorf("observe: %w", err)
 	}
-	s := &Server{handler: h, http: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
-		addr: ln.Addr().String(), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			s.err = err
-		}
-	}()
-	return s, nil
-}
-
-// Addr returns the address the server listens on, with the port it got.
-func (s *Server) Addr() string { return s.addr }
-
-// URL returns the server's base URL, such as "http://127.0.0.1:9464".
-func (s *Server) URL() string { return "http://" + s.addr }
-
-// Shutdown stops accepting requests, waits for those under way (until ctx
-// ends) and releases the handler.
-func (s *Server) Shutdown(ctx context.Context) error {
-	err := s.http.Shutdown(ctx)
-	if err != nil {
-		_ = s.http.Close()
-	}
-	<-s.done
-	return errors.Join(err, s.err, s.handler.Close())
-}
-
-// Close stops the server at once and releases the handler.
-func (s *Server) Close() error {
-	err := s.http.Close()
-	<-s.done
-	return errors.Join(err, s.err, s.handler.Close())
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// Serve ends with ErrServerClosed on Close or Shutdown; its other errors
+	// (a listener that fails for good) leave nothing to report to but the
+	// scraper, which sees the address stop answering.
+	go func() { _ = srv.Serve(ln) }()
+	return srv, nil
 }

@@ -1,4 +1,4 @@
-package observe_test
+package observe
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,34 +14,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/supervision"
 )
 
-type line struct{ Text string }
-type word struct{ Text string }
-
-// sampleTopology matches sampleStats: src -> bolt (anchored) -> sink (unanchored).
-func sampleTopology(t *testing.T) *dsl.Topology {
+// serve serves stats, as if a running sampleTopology returned them, at a
+// free port until the test ends.
+func serve(t *testing.T, stats supervision.Stats) string {
 	t.Helper()
-	b := dsl.New("t", nil)
-	b.Streams(word{})
-	src := b.Spout("src", dsl.Unreliable(func() (line, bool) { return line{}, false }))
-	bolt := b.Bolt("bolt", dsl.AutoAck(func(line, dsl.Emitter) error { return nil }), dsl.Parallelism(2))
-	sink := b.Bolt("sink", dsl.AutoAck(func(word, dsl.Emitter) error { return nil }))
-	b.Anchored(src, bolt, dsl.Shuffle[line]())
-	b.Unanchored(bolt, sink, dsl.Shuffle[word]())
-	topo, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return topo
-}
-
-func listen(t *testing.T, stats supervision.Stats) *observe.Server {
-	t.Helper()
-	srv, err := observe.Listen("127.0.0.1:0", &fakeSource{stats: []supervision.Stats{stats}, topo: sampleTopology(t)})
+	srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(stats)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +30,7 @@ func listen(t *testing.T, stats supervision.Stats) *observe.Server {
 			t.Error(err)
 		}
 	})
-	return srv
+	return "http://" + srv.Addr
 }
 
 func get(t *testing.T, url string) []byte {
@@ -98,8 +77,8 @@ func series(t *testing.T, families map[string]*dto.MetricFamily, name string, wa
 }
 
 func TestMetricsServeTheSnapshot(t *testing.T) {
-	srv := listen(t, sampleStats(10*time.Second, 1))
-	families, err := new(expfmt.TextParser).TextToMetricFamilies(bytes.NewReader(get(t, srv.URL()+"/metrics")))
+	url := serve(t, sampleStats(10*time.Second, 1))
+	families, err := new(expfmt.TextParser).TextToMetricFamilies(bytes.NewReader(get(t, url+"/metrics")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +111,7 @@ func TestMetricsServeTheSnapshot(t *testing.T) {
 			t.Errorf("%s%v = %v (found %v), want %v", tt.metric, tt.labels, got, ok, tt.want)
 		}
 	}
-	if got, _ := series(t, families, "goshelter_tuples_emitted_total", map[string]string{"task": "1"}); got != 50 {
+	if got, _ := series(t, families, "goshelter_tuples_emitted_total", map[string]string{"component": "bolt", "task": "1"}); got != 50 {
 		t.Errorf("component label: bolt task 1 emitted %v", got)
 	}
 	if _, ok := series(t, families, "goshelter_tuples_executed_total", task("4")); ok {
@@ -145,12 +124,12 @@ func TestMetricsServeTheSnapshot(t *testing.T) {
 
 func TestStatsServeTheReport(t *testing.T) {
 	stats := sampleStats(10*time.Second, 1)
-	srv := listen(t, stats)
-	var got observe.Report
-	if err := json.Unmarshal(get(t, srv.URL()+"/stats"), &got); err != nil {
+	url := serve(t, stats)
+	var got report
+	if err := json.Unmarshal(get(t, url+"/stats"), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := observe.NewReport(nil, stats)
+	want := newReport(nil, stats)
 	if !got.Time.Equal(want.Time) {
 		t.Errorf("time = %v, want %v", got.Time, want.Time)
 	}
@@ -160,9 +139,38 @@ func TestStatsServeTheReport(t *testing.T) {
 	}
 }
 
+// TestStatsFieldNames pins the JSON names docs/OBSERVABILITY.md documents:
+// other programs read them.
+func TestStatsFieldNames(t *testing.T) {
+	url := serve(t, sampleStats(10*time.Second, 1))
+	var got map[string]any
+	if err := json.Unmarshal(get(t, url+"/stats"), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"topology", "time", "uptime_secs", "window_secs", "incarnation", "restarts", "in_flight", "components", "tasks", "flows"} {
+		if _, ok := got[key]; !ok {
+			t.Errorf("/stats lacks %q", key)
+		}
+	}
+	task := got["tasks"].([]any)[0].(map[string]any)
+	for _, key := range []string{"component", "kind", "task", "tasks", "emitted", "transferred", "executed", "acked", "failed",
+		"expired", "pending", "mailbox_depth", "execute_secs", "execute_latency_ms", "process_latency_ms",
+		"complete_latency_ms", "capacity", "emit_rate", "execute_rate", "ack_rate", "fail_rate"} {
+		if _, ok := task[key]; !ok {
+			t.Errorf("a task in /stats lacks %q", key)
+		}
+	}
+	f := got["flows"].([]any)[0].(map[string]any)
+	for _, key := range []string{"from", "to", "transferred", "rate"} {
+		if _, ok := f[key]; !ok {
+			t.Errorf("a flow in /stats lacks %q", key)
+		}
+	}
+}
+
 func TestGraphServesTheLiveDOT(t *testing.T) {
-	srv := listen(t, sampleStats(10*time.Second, 1))
-	graph := string(get(t, srv.URL()+"/graph"))
+	url := serve(t, sampleStats(10*time.Second, 1))
+	graph := string(get(t, url+"/graph"))
 	for _, want := range []string{`digraph "t"`, `capacity 0.50`, `"src" -> "bolt"`, `40/s`} {
 		if !strings.Contains(graph, want) {
 			t.Errorf("graph lacks %q:\n%s", want, graph)
@@ -172,8 +180,8 @@ func TestGraphServesTheLiveDOT(t *testing.T) {
 }
 
 func TestUnknownPathsAreNotFound(t *testing.T) {
-	srv := listen(t, sampleStats(time.Second, 1))
-	resp, err := http.Get(srv.URL() + "/nope")
+	url := serve(t, sampleStats(time.Second, 1))
+	resp, err := http.Get(url + "/nope")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,41 +191,38 @@ func TestUnknownPathsAreNotFound(t *testing.T) {
 	}
 }
 
-func TestShutdownWaitsAndReleases(t *testing.T) {
-	srv, err := observe.Listen("127.0.0.1:0", &fakeSource{stats: []supervision.Stats{sampleStats(time.Second, 1)}, topo: sampleTopology(t)})
+func TestShutdownStopsTheServer(t *testing.T) {
+	srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(sampleStats(time.Second, 1))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	get(t, srv.URL()+"/stats")
+	url := "http://" + srv.Addr
+	get(t, url+"/stats")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := http.Get(srv.URL() + "/stats"); err == nil {
+	if _, err := http.Get(url + "/stats"); err == nil {
 		t.Error("the server still answers after Shutdown")
 	}
 }
 
 func TestListenReportsABadAddress(t *testing.T) {
-	if _, err := observe.Listen("127.0.0.1:-1", &fakeSource{topo: sampleTopology(t)}); err == nil {
-		t.Fatal("Listen on a bad address succeeded")
+	if _, err := listen("127.0.0.1:-1", http.NotFoundHandler()); err == nil {
+		t.Fatal("listen on a bad address succeeded")
 	}
 }
 
-// checkWithGraphviz renders graph with Graphviz's dot when it is installed.
-func checkWithGraphviz(t *testing.T, graph string) {
-	t.Helper()
-	path, err := exec.LookPath("dot")
+func TestTheHandlerMountsUnderAPrefix(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/observe/", http.StripPrefix("/observe", newHandler(sampleTopology(t), script(sampleStats(time.Second, 1)))))
+	srv, err := listen("127.0.0.1:0", mux)
 	if err != nil {
-		t.Log("Graphviz dot is not installed: the DOT output was not rendered")
-		return
+		t.Fatal(err)
 	}
-	cmd := exec.Command(path, "-Tsvg")
-	cmd.Stdin = strings.NewReader(graph)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if out, err := cmd.Output(); err != nil || stderr.Len() > 0 || !bytes.Contains(out, []byte("<svg")) {
-		t.Fatalf("dot rejected the graph: %v\n%s\n%s", err, stderr.String(), graph)
+	defer srv.Close()
+	if body := get(t, "http://"+srv.Addr+"/observe/stats"); !bytes.Contains(body, []byte(`"topology": "t"`)) {
+		t.Errorf("/observe/stats = %s", body)
 	}
 }

@@ -1,5 +1,7 @@
 // Package routing compiles a topology into tasks and decides where every emitted
-// tuple goes. [Compile] numbers the tasks once; [Plan.NewRouter] builds each task's
+// tuple goes. It is a runtime layer: applications use dsl and supervision.
+//
+// [Compile] lists the tasks dsl numbered; [Plan.NewRouter] builds each task's
 // emit path at start, with one distributor per (stream, destination component), so
 // the per-tuple work is a type comparison, a grouping choice and a delivery.
 //
@@ -7,5 +9,5 @@
 //
 // Routers also speak the acker's language: a tracked spout emit starts a tree
 // (Track) and every tracked delivery adds an edge (Anchor), in that order, through
-// the task's [Sink]. Tuple and edge ids come from the task's own [IDs].
+// the task's [Sink]. Tuple and edge ids come from the task's own id source.
 package routing

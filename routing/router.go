@@ -236,7 +236,7 @@ func (r *Router) spread(d *distributor, t dsl.Tuple, deliver func(int, dsl.Tuple
 func rootsOf(anchors []dsl.TupleID) dsl.TupleID {
 	var id dsl.TupleID
 	for _, a := range anchors {
-		if !a.Tracked() {
+		if a.Edge == 0 {
 			continue
 		}
 		if id.Root == 0 {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/routing"
 )
 
@@ -14,6 +15,7 @@ type discardSink struct{ delivered, anchored, tracked int }
 func (s *discardSink) Deliver(int, dsl.Tuple) { s.delivered++ }
 func (s *discardSink) Track(uint64, int)      { s.tracked++ }
 func (s *discardSink) Anchor(uint64, uint64)  { s.anchored++ }
+func (s *discardSink) Fail(uint64)            {}
 
 // benchPlan is a reliable spout "src" feeding bolt "dst" (4 tasks) with g.
 func benchPlan(b *testing.B, g dsl.Grouping) *routing.Plan {
@@ -27,7 +29,7 @@ func benchPlan(b *testing.B, g dsl.Grouping) *routing.Plan {
 // parallel spout tasks, each with its own router as in the runtime.
 func benchEmit(b *testing.B, g dsl.Grouping) {
 	p := benchPlan(b, g)
-	task, _ := p.Task(tasksOf(p, "src")[0])
+	task := taskOf(p, tasksOf(p, "src")[0])
 	words := []any{word{"apple"}, word{"banana"}, word{"cherry"}, word{"date"}} // boxed once
 	for _, tracked := range []bool{false, true} {
 		name := "untracked"
@@ -36,7 +38,7 @@ func benchEmit(b *testing.B, g dsl.Grouping) {
 		}
 		b.Run(name, func(b *testing.B) {
 			s := &discardSink{}
-			r := p.NewRouter(task, s, routing.SeededIDs(1))
+			r := p.NewRouter(task, s, ids.Seeded(1))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -49,7 +51,7 @@ func benchEmit(b *testing.B, g dsl.Grouping) {
 		b.Run(name+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				r := p.NewRouter(task, &discardSink{}, routing.SeededIDs(1))
+				r := p.NewRouter(task, &discardSink{}, ids.Seeded(1))
 				for i := 0; pb.Next(); i++ {
 					if _, err := r.EmitSpout(words[i&3], tracked); err != nil {
 						b.Error(err)

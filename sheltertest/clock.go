@@ -29,6 +29,5 @@ func (c *Clock) Option() supervision.Option {
 // necessarily handled.
 func (c *Clock) Advance(d time.Duration) { c.m.Advance(d) }
 
-// Timers returns how many callbacks are scheduled: a spout backing off, the
-// acker rotation, tick tuples, a restart back-off.
-func (c *Clock) Timers() int { return c.m.Timers() }
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time { return c.m.Now() }

@@ -45,10 +45,17 @@ func (s *Source[T]) Push(values ...T) {
 	s.mu.Unlock()
 }
 
-// Spout returns a reliable spout over the source.
+// Spout returns a reliable spout over the source, shared by its tasks.
 func (s *Source[T]) Spout() *dsl.SpoutSpec {
-	return dsl.Reliable(s.next, func(id int) { s.settle(id, true) }, func(id int) { s.settle(id, false) })
+	return dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, T] { return feed[T]{s} })
 }
+
+// feed is the source as the spout sees it.
+type feed[T any] struct{ s *Source[T] }
+
+func (f feed[T]) Next() (int, T, bool) { return f.s.next() }
+func (f feed[T]) Ack(id int)           { f.s.settle(id, true) }
+func (f feed[T]) Nack(id int)          { f.s.settle(id, false) }
 
 func (s *Source[T]) next() (int, T, bool) {
 	s.mu.Lock()

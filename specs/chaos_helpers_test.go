@@ -27,8 +27,6 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-
-	"github.com/goshelter/goshelter/dsl"
 )
 
 // ChaosPart names one attempt of one message of the replaying spout.
@@ -74,7 +72,7 @@ const chaosFaultyAttempts = 2
 // or an earlier bolt.
 type chaosEdge struct {
 	From     int
-	Grouping dsl.GroupingKind
+	Grouping string
 	Anchored bool
 }
 
@@ -120,7 +118,7 @@ type chaosShape struct {
 	PPanic, PError, PNeverAck, PStall float64
 }
 
-var chaosGroupings = []dsl.GroupingKind{dsl.GroupShuffle, dsl.GroupFields, dsl.GroupAll, dsl.GroupDirect, dsl.GroupGlobal}
+var chaosGroupings = []string{"shuffle", "fields", "all", "direct", "global"}
 
 // newChaosShape derives a round from its seed; messages bounds its size.
 // Shell bolts are generated only when shell is true (python3 is installed).
@@ -163,7 +161,7 @@ func newChaosShape(seed uint64, minMsgs, maxMsgs int, shell bool) chaosShape {
 				}
 			}
 			if level == 1 && s.Noise && rng.IntN(2) == 0 {
-				b.Parents = append(b.Parents, chaosEdge{From: -2, Grouping: dsl.GroupShuffle})
+				b.Parents = append(b.Parents, chaosEdge{From: -2, Grouping: "shuffle"})
 			}
 			cur = append(cur, len(s.Bolts))
 			s.Bolts = append(s.Bolts, b)
@@ -193,8 +191,8 @@ func chaosRandomEdge(rng *rand.Rand, prev []int) chaosEdge {
 		e.Grouping = chaosGroupings[rng.IntN(len(chaosGroupings))]
 	} else {
 		e.Grouping = chaosGroupings[rng.IntN(len(chaosGroupings))]
-		if e.Grouping == dsl.GroupDirect { // spouts cannot emit direct
-			e.Grouping = dsl.GroupShuffle
+		if e.Grouping == "direct" { // spouts cannot emit direct
+			e.Grouping = "shuffle"
 		}
 	}
 	return e
@@ -223,7 +221,7 @@ func (s *chaosShape) copies() (total int, per []int) {
 			} else if e.From == -2 {
 				continue
 			}
-			if e.Grouping == dsl.GroupAll {
+			if e.Grouping == "all" {
 				in *= b.Par
 			}
 			per[i] += in
@@ -241,8 +239,8 @@ func (s *chaosShape) limitCopies(max int) {
 			return
 		}
 		for j := range s.Bolts[i].Parents {
-			if s.Bolts[i].Parents[j].Grouping == dsl.GroupAll {
-				s.Bolts[i].Parents[j].Grouping = dsl.GroupShuffle
+			if s.Bolts[i].Parents[j].Grouping == "all" {
+				s.Bolts[i].Parents[j].Grouping = "shuffle"
 			}
 		}
 	}

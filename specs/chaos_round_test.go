@@ -21,7 +21,6 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
-	"github.com/goshelter/goshelter/routing"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -204,7 +203,6 @@ type chaosRound struct {
 	set       chaosSettings
 	ledger    *chaosLedger
 	topo      *dsl.Topology
-	plan      *routing.Plan
 	boltComp  []int // component index of each bolt
 	boltCrash atomic.Int32
 	stalls    atomic.Int64 // stalls left this round
@@ -238,7 +236,7 @@ func (r *chaosRound) build() (*dsl.Topology, error) {
 		dsl.BatchSize: s.Batch, dsl.MessageTimeout: r.set.Timeout, dsl.SpoutWait: r.set.SpoutWait,
 	})
 	b.Streams(ChaosDirectHop{})
-	ids := map[int]dsl.ComponentID{}
+	ids := map[int]string{}
 	ids[-1] = b.Spout("spout", dsl.ReliableFrom(r.newSource), dsl.Parallelism(s.SpoutPar))
 	if s.Noise {
 		ids[-2] = b.Spout("noise", dsl.UnreliableFrom(chaosNoise), dsl.Parallelism(2))
@@ -253,9 +251,8 @@ func (r *chaosRound) build() (*dsl.Topology, error) {
 		}
 		spec := dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[chaosCarrier] { return r.newBolt(i, info) })
 		if bolt.Shell {
-			spec = multilang.Bolt(multilang.Cmd("python3", "-u", chaosShellScript(),
-				strconv.FormatUint(s.Seed%1000003, 10), strconv.Itoa(s.ShellDeath)),
-				multilang.WithGracePeriod(time.Second))
+			spec = multilang.Bolt(multilang.Command{Path: "python3", Args: []string{"-u", chaosShellScript(),
+				strconv.FormatUint(s.Seed%1000003, 10), strconv.Itoa(s.ShellDeath)}, GracePeriod: time.Second})
 		} else if bolt.Manual {
 			spec = dsl.Manual(func(info dsl.TaskInfo) dsl.ManualHandler[chaosCarrier] { return chaosManual{r.newBolt(i, info)} })
 		}
@@ -275,7 +272,7 @@ func (r *chaosRound) build() (*dsl.Topology, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.topo, r.plan = topo, routing.Compile(topo)
+	r.topo = topo
 	for _, bolt := range s.Bolts {
 		r.boltComp = append(r.boltComp, topo.Component(bolt.ID).Index)
 	}
@@ -297,15 +294,15 @@ func chaosShellAvailable() bool {
 	return err == nil
 }
 
-func chaosGrouping(k dsl.GroupingKind) dsl.Grouping {
+func chaosGrouping(k string) dsl.Grouping {
 	switch k {
-	case dsl.GroupFields:
+	case "fields":
 		return dsl.Fields(func(h ChaosHop) string { return h.Key }, "Key")
-	case dsl.GroupAll:
+	case "all":
 		return dsl.All[ChaosHop]()
-	case dsl.GroupDirect:
+	case "direct":
 		return dsl.Direct[ChaosDirectHop]()
-	case dsl.GroupGlobal:
+	case "global":
 		return dsl.Global[ChaosHop]()
 	}
 	return dsl.Shuffle[ChaosHop]()
@@ -350,8 +347,8 @@ func (r *chaosRound) newBolt(idx int, info dsl.TaskInfo) *chaosBoltTask {
 			if e.From != idx {
 				continue
 			}
-			if e.Grouping == dsl.GroupDirect {
-				t.direct = append(t.direct, r.plan.ComponentTasks[r.boltComp[child]])
+			if e.Grouping == "direct" {
+				t.direct = append(t.direct, r.topo.Components[r.boltComp[child]].Tasks)
 			} else {
 				t.grouped = true
 			}
@@ -478,7 +475,7 @@ func (t *chaosBoltTask) forward(c dsl.Collector, inputs []dsl.Tuple, key string,
 	}
 	for _, tasks := range t.direct {
 		task := tasks[chaosHashString(key)%uint64(len(tasks))]
-		c.(dsl.TaskEmitter).EmitTasks(inputs, task, ChaosDirectHop{Key: key, Parts: parts}, nil)
+		c.EmitDirectAnchored(task, inputs, ChaosDirectHop{Key: key, Parts: parts})
 	}
 	for _, in := range inputs {
 		c.Ack(in)
@@ -517,7 +514,15 @@ func chaosMix(vals ...uint64) uint64 {
 	return h
 }
 
-func chaosHashString(s string) uint64 { return dsl.HashKey(s) }
+// chaosHashString is FNV-1a, the hash fields groupings use for strings.
+func chaosHashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
 
 // run runs the round to completion and returns its figures and every broken
 // invariant. It stops what it starts, also on failure.
@@ -590,14 +595,12 @@ func (r *chaosRound) runUntil(ctx context.Context, target int, fail func(string,
 	r.ledger.setStopped(false)
 	run, err := supervision.Run(ctx, r.topo,
 		supervision.WithLogger(r.logs.logger()),
-		supervision.WithBackoff(time.Millisecond, 8*time.Millisecond),
-		supervision.WithMaxRestarts(1000),
+		Restarts(time.Millisecond, 8*time.Millisecond, 1000),
 		supervision.WithEvents(func(e supervision.Event) {
-			var died *multilang.ChildError
 			switch {
 			case e.Kind == supervision.Restarting:
 				r.restarts.Add(1)
-			case e.Kind == supervision.Failed && errors.As(e.Err, &died):
+			case e.Kind == supervision.Failed && errors.Is(e.Err, multilang.ErrChildFailed):
 				r.ledger.fault(faultShellDie)
 			}
 		}))

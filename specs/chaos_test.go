@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -124,14 +125,14 @@ func soakDuration() (time.Duration, error) {
 var _ = Describe("A spout tree stays open until every edge is anchored", Label("chaos", "acker"), func() {
 	It("nacks every message when one of two All-grouped tasks fails each input, with batches of one", func() {
 		const total = 2000
-		src := NewQueueSource[Num]()
+		src := sheltertest.NewSource[Num]()
 		for i := 1; i <= total; i++ {
 			src.Push(Num{N: i})
 		}
 		b := dsl.New("early-completion", dsl.Conf{dsl.BatchSize: 1, dsl.ReceiveBufferSize: 2, dsl.MaxSpoutPending: 1000})
-		spout := b.Spout("spout", src.Spec())
+		spout := b.Spout("spout", src.Spout())
 		split := b.Bolt("split", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-			return dsl.HandlerFunc[Num](func(Num, dsl.Emitter) error {
+			return HandlerFunc[Num](func(Num, dsl.Emitter) error {
 				if info.Index == 1 {
 					return errors.New("the second task fails every input")
 				}
@@ -140,9 +141,9 @@ var _ = Describe("A spout tree stays open until every edge is anchored", Label("
 		}), dsl.Parallelism(2))
 		b.Anchored(spout, split, dsl.All[Num]())
 		r := Run(Build(b), supervision.WithLogger(zap.NewNop()))
-		Eventually(func() int { return len(src.Acked()) + len(src.Nacked()) }).WithTimeout(Scaled(30 * time.Second)).Should(Equal(total))
+		Eventually(func() int { return len(AckedIDs(src)) + len(NackedIDs(src)) }).WithTimeout(Scaled(30 * time.Second)).Should(Equal(total))
 		Stop(r)
-		Expect(src.Acked()).To(BeEmpty(), "messages acked although an edge of their tree failed")
+		Expect(AckedIDs(src)).To(BeEmpty(), "messages acked although an edge of their tree failed")
 	})
 })
 
@@ -157,7 +158,7 @@ var _ = Describe("A task that fails while the topology stops", Label("chaos", "l
 		b := dsl.New("fail-while-stopping", nil)
 		spout := b.Spout("spout", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Num] { return src }))
 		bolt := b.Bolt("crasher", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-			return dsl.HandlerFunc[Num](func(Num, dsl.Emitter) error {
+			return HandlerFunc[Num](func(Num, dsl.Emitter) error {
 				close(started)
 				<-release
 				info.Fail(errors.New("the task fails while the topology stops"))

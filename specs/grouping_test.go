@@ -9,13 +9,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/routing"
-	"github.com/goshelter/goshelter/supervision"
+	"github.com/goshelter/goshelter/sheltertest"
 )
 
 // taskIDs returns the task ids of component id in topo, as the runtime numbers them.
 func taskIDs(topo *dsl.Topology, id string) []int {
-	return routing.Compile(topo).ComponentTasks[topo.Component(id).Index]
+	return topo.Component(id).Tasks
 }
 
 var _ = Describe("Shuffle grouping", Label("grouping-shuffle"), func() {
@@ -26,7 +25,7 @@ var _ = Describe("Shuffle grouping", Label("grouping-shuffle"), func() {
 		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(4))
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
 		topo := Build(b)
-		Run(topo, supervision.WithClock(NewManualClock()))
+		Run(topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(40))
 		byTask := got.ByTask()
@@ -52,7 +51,7 @@ var _ = Describe("Fields grouping", Label("grouping-fields"), func() {
 		spout := b.Spout("keys", keyedSpout(keys, 5), dsl.Parallelism(2))
 		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(4))
 		b.Anchored(spout, bolt, dsl.Fields(func(k KeyedNum) string { return k.Key }, "Key"))
-		Run(Build(b), supervision.WithClock(NewManualClock()))
+		Run(Build(b), NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(2 * len(keys) * 5))
 		taskOf := map[string]int{}
@@ -74,7 +73,7 @@ var _ = Describe("Fields grouping", Label("grouping-fields"), func() {
 		spout := b.Spout("keys", keyedSpout([]string{"apple", "banana", "cherry", "date"}, 1))
 		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(4))
 		b.Anchored(spout, bolt, dsl.Fields(func(k KeyedNum) string { return k.Key }, "Key"))
-		Run(Build(b), supervision.WithClock(NewManualClock()))
+		Run(Build(b), NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(4))
 		for _, d := range got.All() {
@@ -91,7 +90,7 @@ var _ = Describe("All grouping", Label("grouping-all"), func() {
 		bolt := b.Bolt("everyone", CaptureBolt(got), dsl.Parallelism(3))
 		b.Anchored(spout, bolt, dsl.All[Num]())
 		topo := Build(b)
-		Run(topo, supervision.WithClock(NewManualClock()))
+		Run(topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(30))
 		byTask := got.ByTask()
@@ -105,15 +104,15 @@ var _ = Describe("All grouping", Label("grouping-all"), func() {
 	})
 
 	It("gives each copy its own edge, so the tree completes only when every task acks", func() {
-		src := NewQueueSource(Num{N: 1})
+		src := sheltertest.NewSource(Num{N: 1})
 		hold := newHolder()
 		DeferCleanup(hold.releaseAll)
 		b := dsl.New("all-tree", nil)
-		spout := b.Spout("numbers", src.Spec())
+		spout := b.Spout("numbers", src.Spout())
 		bolt := b.Bolt("everyone", dsl.Manual(hold.handler), dsl.Parallelism(3))
 		b.Anchored(spout, bolt, dsl.All[Num]())
 		topo := Build(b)
-		Run(topo, supervision.WithClock(NewManualClock()))
+		Run(topo, NewManualClock().Option())
 
 		tasks := taskIDs(topo, "everyone")
 		Eventually(hold.count).Should(Equal(3))
@@ -121,10 +120,10 @@ var _ = Describe("All grouping", Label("grouping-all"), func() {
 		hold.release(tasks[1])
 		// FsShelter gives every copy the same id, so the first ack would complete
 		// the tree; here two acks of three leave it open.
-		Consistently(src.Acked).Should(BeEmpty())
+		Consistently(func() []int { return AckedIDs(src) }).Should(BeEmpty())
 		hold.release(tasks[2])
-		Eventually(src.Acked).Should(Equal([]int{1}))
-		Expect(src.Nacked()).To(BeEmpty())
+		Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
+		Expect(NackedIDs(src)).To(BeEmpty())
 	})
 })
 
@@ -144,7 +143,7 @@ var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 		b.Anchored(dispatch, bolt, dsl.Direct[Num]())
 		topo := Build(b)
 		workers = taskIDs(topo, "workers")
-		Run(topo, supervision.WithClock(NewManualClock()))
+		Run(topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(12))
 		for _, d := range got.All() {
@@ -154,10 +153,10 @@ var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 
 	DescribeTable("fails the input with a clear error when direct emitting is misused",
 		func(emit func(out dsl.Emitter, in Num), grouping dsl.Grouping, message string) {
-			src := NewQueueSource(Num{N: 1}, Num{N: 2})
+			src := sheltertest.NewSource(Num{N: 1}, Num{N: 2})
 			b := dsl.New("direct-misuse", nil)
 			b.Streams(Num{})
-			spout := b.Spout("numbers", src.Spec())
+			spout := b.Spout("numbers", src.Spout())
 			misuser := b.Bolt("misuser", dsl.AutoAck(func(in Num, out dsl.Emitter) error {
 				emit(out, in)
 				return nil
@@ -167,10 +166,10 @@ var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 			b.Anchored(misuser, sink, grouping)
 			topo := Build(b)
 			logs, observed := ObserveLogs()
-			Run(topo, supervision.WithClock(NewManualClock()), logs)
+			Run(topo, NewManualClock().Option(), logs)
 
-			Eventually(src.Nacked).Should(ConsistOf(1, 2), "both inputs fail, so both messages are nacked")
-			Expect(src.Acked()).To(BeEmpty())
+			Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(1, 2), "both inputs fail, so both messages are nacked")
+			Expect(AckedIDs(src)).To(BeEmpty())
 			failures := observed.FilterMessage("bolt failed its input").FilterField(zap.String("component", "misuser"))
 			Expect(failures.Len()).To(Equal(2))
 			for _, entry := range failures.All() {
@@ -198,7 +197,7 @@ var _ = Describe("Global grouping", Label("grouping-global"), func() {
 		bolt := b.Bolt("single", CaptureBolt(got), dsl.Parallelism(3))
 		b.Anchored(spout, bolt, dsl.Global[Num]())
 		topo := Build(b)
-		Run(topo, supervision.WithClock(NewManualClock()))
+		Run(topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(20))
 		Expect(got.CreatedTasks()).To(HaveLen(3))
@@ -234,7 +233,7 @@ type holder struct {
 func newHolder() *holder { return &holder{held: map[int]func(){}} }
 
 func (h *holder) handler(info dsl.TaskInfo) dsl.ManualHandler[Num] {
-	return dsl.ManualFunc[Num](func(_ Num, input dsl.Tuple, _ dsl.Collector) error {
+	return ManualFunc[Num](func(_ Num, input dsl.Tuple, _ dsl.Collector) error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		// Ack on the task's own goroutine when released.

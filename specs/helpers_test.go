@@ -7,16 +7,19 @@ package specs_test
 //     logged to GinkgoWriter) and returns once it is active. The suite stops any
 //     topology a spec leaves running, then checks for leaked goroutines, after
 //     the spec's own cleanups; Stop(r) stops one explicitly and expects success.
-//   - Trace records every actors.Event of a run (pass trace.Option() to Run) and
-//     filters them: FromComponent, MsgIs[protocol.Next], Inbound, Outbound; Step
-//     renders an event as "component <- Next" for readable order assertions.
+//   - Trace records every supervision.TraceEvent of a run (pass trace.Option()
+//     to Run) and filters them: FromComponent, KindIs("Next"), Inbound,
+//     Outbound; Step renders an event as "component <- Next" for readable order
+//     assertions.
 //   - Deliveries[T] records what bolt tasks received; CaptureBolt[T] is a bolt
 //     that records each input with its task and acks it.
 //   - CountTo(n) is an unreliable spout emitting Num{1..n} per task, then nothing;
-//     QueueSource[T] is a reliable in-memory source recording acks and nacks.
+//     sheltertest.Source[T] (the kit's recording source) is the reliable one, and
+//     AckedIDs/NackedIDs list its outcomes.
 //   - ObserveLogs() captures the runtime's logs for assertions on error messages.
-//   - NewManualClock() is a clock.Manual at a fixed instant; inject it with
-//     supervision.WithClock so spout waits, ticks and timeouts move only on Advance.
+//   - NewManualClock() is the kit's manual clock at a fixed instant; inject it
+//     with clk.Option() so spout waits, ticks and timeouts move only on Advance.
+//   - Sequence(start, step) gives every task the ids start, start+step, ...
 //   - Scaled(d) stretches a timeout by GOSHELTER_TEST_TIMEOUT_SCALE on slow machines.
 //
 // Specs run one at a time within a process (ginkgo -p uses processes), so the
@@ -27,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"sort"
 	"strconv"
 	"sync"
@@ -39,9 +41,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -64,8 +65,30 @@ func Scaled(d time.Duration) time.Duration {
 }
 
 // NewManualClock returns a manual clock reading a fixed instant.
-func NewManualClock() *clock.Manual {
-	return clock.NewManual(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+func NewManualClock() *sheltertest.Clock {
+	return sheltertest.NewClock(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// Sequence is a supervision.WithIDs option: every task's ids are start,
+// start+step, ... (zero skipped), so specs can replay tables with known ids.
+func Sequence(start, step uint64) supervision.Option {
+	return supervision.WithIDs(func(int) func() uint64 {
+		next := start
+		return func() uint64 {
+			if next == 0 {
+				next += step
+			}
+			v := next
+			next += step
+			return v
+		}
+	})
+}
+
+// Restarts is a supervision.WithRestarts option with the back-off base and
+// cap and the restart limit (0 keeps the default of 5).
+func Restarts(base, cap time.Duration, max int) supervision.Option {
+	return supervision.WithRestarts(supervision.Restarts{Base: base, Cap: cap, Max: max})
 }
 
 // Build builds the topology or fails the spec with every validation problem.
@@ -85,13 +108,12 @@ var registry struct {
 // Run starts topo under supervision and returns once it is active. Its logs at
 // warn and above go to GinkgoWriter (shown when a spec fails); opts come after
 // that default, so a WithLogger in opts replaces it. The suite stops the topology
-// after the spec if the spec did not.
+// after the spec if the spec did not. Run's ctx is the topology's lifetime (as
+// exec.CommandContext's), so it is not bounded here.
 func Run(topo *dsl.Topology, opts ...supervision.Option) *supervision.Running {
 	GinkgoHelper()
-	ctx, cancel := context.WithTimeout(context.Background(), Scaled(10*time.Second))
-	defer cancel()
 	all := append([]supervision.Option{supervision.WithLogger(ginkgoLogger())}, opts...)
-	r, err := supervision.Run(ctx, topo, all...)
+	r, err := supervision.Run(context.Background(), topo, all...)
 	Expect(err).NotTo(HaveOccurred(), "starting topology %q", topo.Name)
 	registry.mu.Lock()
 	registry.running = append(registry.running, r)
@@ -141,14 +163,17 @@ func ObserveLogs() (supervision.Option, *observer.ObservedLogs) {
 // the delivery it causes.
 type Trace struct {
 	mu     sync.Mutex // mu guards events
-	events []actors.Event
+	events []Event
 }
+
+// Event is one traced message.
+type Event = supervision.TraceEvent
 
 // NewTrace returns an empty trace.
 func NewTrace() *Trace { return &Trace{} }
 
 // Record appends e.
-func (t *Trace) Record(e actors.Event) {
+func (t *Trace) Record(e Event) {
 	t.mu.Lock()
 	t.events = append(t.events, e)
 	t.mu.Unlock()
@@ -158,10 +183,10 @@ func (t *Trace) Record(e actors.Event) {
 func (t *Trace) Option() supervision.Option { return supervision.WithTrace(t.Record) }
 
 // Events returns a copy of the events for which every filter holds.
-func (t *Trace) Events(filters ...func(actors.Event) bool) []actors.Event {
+func (t *Trace) Events(filters ...func(Event) bool) []Event {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out []actors.Event
+	var out []Event
 	for _, e := range t.events {
 		if matches(e, filters) {
 			out = append(out, e)
@@ -171,10 +196,10 @@ func (t *Trace) Events(filters ...func(actors.Event) bool) []actors.Event {
 }
 
 // Count returns how many events pass every filter.
-func (t *Trace) Count(filters ...func(actors.Event) bool) int { return len(t.Events(filters...)) }
+func (t *Trace) Count(filters ...func(Event) bool) int { return len(t.Events(filters...)) }
 
 // Steps renders the events passing every filter with Step.
-func (t *Trace) Steps(filters ...func(actors.Event) bool) []string {
+func (t *Trace) Steps(filters ...func(Event) bool) []string {
 	events := t.Events(filters...)
 	out := make([]string, len(events))
 	for i, e := range events {
@@ -183,7 +208,7 @@ func (t *Trace) Steps(filters ...func(actors.Event) bool) []string {
 	return out
 }
 
-func matches(e actors.Event, filters []func(actors.Event) bool) bool {
+func matches(e Event, filters []func(Event) bool) bool {
 	for _, f := range filters {
 		if !f(e) {
 			return false
@@ -192,20 +217,19 @@ func matches(e actors.Event, filters []func(actors.Event) bool) bool {
 	return true
 }
 
-// Step renders e as "component <- Msg" (received) or "component -> Msg" (sent),
-// with the message's type name only.
-func Step(e actors.Event) string {
+// Step renders e as "component <- Kind" (received) or "component -> Kind" (sent).
+func Step(e Event) string {
 	dir := "<-"
 	if e.Out {
 		dir = "->"
 	}
-	return fmt.Sprintf("%s %s %s", e.Component, dir, reflect.TypeOf(e.Msg).Name())
+	return fmt.Sprintf("%s %s %s", e.Component, dir, e.Kind)
 }
 
 // FromComponent keeps events of the given components ("__acker" and "__system"
 // name those tasks).
-func FromComponent(ids ...string) func(actors.Event) bool {
-	return func(e actors.Event) bool {
+func FromComponent(ids ...string) func(Event) bool {
+	return func(e Event) bool {
 		for _, id := range ids {
 			if e.Component == id {
 				return true
@@ -216,22 +240,29 @@ func FromComponent(ids ...string) func(actors.Event) bool {
 }
 
 // FromTask keeps events of one task.
-func FromTask(task int) func(actors.Event) bool {
-	return func(e actors.Event) bool { return e.Task == task }
+func FromTask(task int) func(Event) bool {
+	return func(e Event) bool { return e.Task == task }
 }
 
-// MsgIs keeps events whose message is of type M (for example protocol.Next).
-func MsgIs[M any]() func(actors.Event) bool {
-	return func(e actors.Event) bool { _, ok := e.Msg.(M); return ok }
+// KindIs keeps events of the given kinds ("Next", "Emit", "AckerStep", ...).
+func KindIs(kinds ...string) func(Event) bool {
+	return func(e Event) bool {
+		for _, k := range kinds {
+			if e.Kind == k {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // Inbound keeps messages a task received; Outbound those it sent.
-func Inbound(e actors.Event) bool  { return !e.Out }
-func Outbound(e actors.Event) bool { return e.Out }
+func Inbound(e Event) bool  { return !e.Out }
+func Outbound(e Event) bool { return e.Out }
 
 // IndexOf returns the position of the first event for which every filter holds,
 // or -1.
-func IndexOf(events []actors.Event, filters ...func(actors.Event) bool) int {
+func IndexOf(events []Event, filters ...func(Event) bool) int {
 	for i, e := range events {
 		if matches(e, filters) {
 			return i
@@ -310,7 +341,7 @@ func (d *Deliveries[T]) CreatedTasks() []int {
 func CaptureBolt[T any](d *Deliveries[T]) *dsl.BoltSpec {
 	return dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[T] {
 		d.Created(info)
-		return dsl.HandlerFunc[T](func(in T, _ dsl.Emitter) error {
+		return HandlerFunc[T](func(in T, _ dsl.Emitter) error {
 			d.Add(info, in)
 			return nil
 		})
@@ -332,76 +363,32 @@ func CountTo(n int) *dsl.SpoutSpec {
 	})
 }
 
-// QueueSource is a reliable in-memory source shared by all tasks of its spout.
-// Messages get ids 1, 2, ... in push order; acks and nacks are recorded, and a
-// nacked message is not replayed. Safe for concurrent use.
-type QueueSource[T any] struct {
-	mu     sync.Mutex // mu guards every field below
-	queue  []T
-	values map[int]T // by id, every message handed out
-	lastID int
-	acked  []int
-	nacked []int
-}
+// AckedIDs returns the ids src acked, in order.
+func AckedIDs[T any](src *sheltertest.Source[T]) []int { return outcomeIDs(src, true) }
 
-// NewQueueSource returns a source holding values.
-func NewQueueSource[T any](values ...T) *QueueSource[T] {
-	return &QueueSource[T]{queue: values, values: map[int]T{}}
-}
+// NackedIDs returns the ids src nacked, in order.
+func NackedIDs[T any](src *sheltertest.Source[T]) []int { return outcomeIDs(src, false) }
 
-// Push adds values to the queue.
-func (q *QueueSource[T]) Push(values ...T) {
-	q.mu.Lock()
-	q.queue = append(q.queue, values...)
-	q.mu.Unlock()
-}
-
-// Spec returns a reliable spout over this source.
-func (q *QueueSource[T]) Spec() *dsl.SpoutSpec { return dsl.Reliable(q.next, q.ack, q.nack) }
-
-func (q *QueueSource[T]) next() (int, T, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	var zero T
-	if len(q.queue) == 0 {
-		return 0, zero, false
+func outcomeIDs[T any](src *sheltertest.Source[T], acked bool) []int {
+	var ids []int
+	for _, o := range src.Outcomes() {
+		if o.Acked == acked {
+			ids = append(ids, o.ID)
+		}
 	}
-	v := q.queue[0]
-	q.queue = q.queue[1:]
-	q.lastID++
-	q.values[q.lastID] = v
-	return q.lastID, v, true
+	return ids
 }
 
-func (q *QueueSource[T]) ack(id int) {
-	q.mu.Lock()
-	q.acked = append(q.acked, id)
-	q.mu.Unlock()
+// ManualFunc adapts a function to a dsl.ManualHandler.
+type ManualFunc[In any] func(in In, input dsl.Tuple, c dsl.Collector) error
+
+// Execute calls f.
+func (f ManualFunc[In]) Execute(in In, input dsl.Tuple, c dsl.Collector) error {
+	return f(in, input, c)
 }
 
-func (q *QueueSource[T]) nack(id int) {
-	q.mu.Lock()
-	q.nacked = append(q.nacked, id)
-	q.mu.Unlock()
-}
+// HandlerFunc adapts a function to a dsl.Handler.
+type HandlerFunc[In any] func(in In, out dsl.Emitter) error
 
-// Acked returns the acked ids, in order.
-func (q *QueueSource[T]) Acked() []int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return append([]int(nil), q.acked...)
-}
-
-// Nacked returns the nacked ids, in order.
-func (q *QueueSource[T]) Nacked() []int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return append([]int(nil), q.nacked...)
-}
-
-// Value returns the message handed out under id.
-func (q *QueueSource[T]) Value(id int) T {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.values[id]
-}
+// Execute calls f.
+func (f HandlerFunc[In]) Execute(in In, out dsl.Emitter) error { return f(in, out) }

@@ -9,9 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/goleak"
 
-	"github.com/goshelter/goshelter/actors"
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -19,11 +18,11 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 	// lifecycleTopology is a reliable spout (2 tasks) -> middle (2) -> sink (1),
 	// with 2 ackers. Bolts get activation and deactivation tuples; user hooks
 	// append to journal.
-	lifecycleTopology := func(src *QueueSource[Num], journal *journal) *dsl.Topology {
+	lifecycleTopology := func(src *lifecycleSource, journal *journal) *dsl.Topology {
 		b := dsl.New("lifecycle", dsl.Conf{dsl.AckerTasks: 2})
 		b.Streams(Num{})
 		spout := b.Spout("source", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Num] {
-			return &activatedSource{QueueSource: src, journal: journal}
+			return &activatedSource{lifecycleSource: src, journal: journal}
 		}), dsl.Parallelism(2))
 		hooks := dsl.AutoAck(func(in Num, out dsl.Emitter) error {
 			switch in.N {
@@ -37,7 +36,7 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 			return nil
 		})
 		middle := b.Bolt("middle", hooks, dsl.Parallelism(2),
-			dsl.ActivationTuple(Num{N: -1}), dsl.DeactivationTuple(Num{N: -2}))
+			dsl.LifecycleTuples(Num{N: -1}, Num{N: -2}))
 		sink := b.Bolt("sink", CaptureBolt(NewDeliveries[Num]()))
 		b.Anchored(spout, middle, dsl.Shuffle[Num]())
 		b.Anchored(middle, sink, dsl.Shuffle[Num]())
@@ -46,10 +45,10 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 
 	It("activates ackers, bolts, spouts, then the system task, and stops in reverse: system, spouts, bolts", func() {
 		trace, journal := NewTrace(), &journal{}
-		r := Run(lifecycleTopology(NewQueueSource[Num](), journal), trace.Option(), supervision.WithClock(NewManualClock()))
+		r := Run(lifecycleTopology(&lifecycleSource{}, journal), trace.Option(), NewManualClock().Option())
 		Stop(r)
 
-		role := func(e actors.Event) string {
+		role := func(e Event) string {
 			switch e.Component {
 			case "__acker", "__system":
 				return e.Component
@@ -58,10 +57,10 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 			}
 			return "bolts"
 		}
-		Expect(runs(trace.Events(MsgIs[protocol.Activate]()), role)).To(Equal([]run{
+		Expect(runs(trace.Events(KindIs("Activate")), role)).To(Equal([]run{
 			{"__acker", 2}, {"bolts", 3}, {"spouts", 2}, {"__system", 1},
 		}))
-		Expect(runs(trace.Events(MsgIs[protocol.Deactivate]()), role)).To(Equal([]run{
+		Expect(runs(trace.Events(KindIs("Deactivate")), role)).To(Equal([]run{
 			{"__system", 1}, {"spouts", 2}, {"bolts", 3},
 		}))
 
@@ -75,7 +74,7 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 	})
 
 	It("ends the drain as soon as nothing is in flight, well before a long drain timeout", func() {
-		src := NewQueueSource[Num]()
+		src := &lifecycleSource{}
 		for n := 1; n <= 20; n++ {
 			src.Push(Num{N: n})
 		}
@@ -87,11 +86,11 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 	})
 
 	It("drains the work in flight before stopping the bolts, so it completes", func() {
-		src := NewQueueSource(Num{N: 1})
+		src := sheltertest.NewSource(Num{N: 1})
 		hold := newHolder()
 		DeferCleanup(hold.releaseAll)
 		b := dsl.New("lifecycle-drain", nil)
-		spout := b.Spout("source", src.Spec())
+		spout := b.Spout("source", src.Spout())
 		bolt := b.Bolt("slow", dsl.Manual(hold.handler))
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
 		topo := Build(b)
@@ -100,34 +99,34 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 		Eventually(hold.count).Should(Equal(1))
 
 		stopped := stopAsync(r)
-		Eventually(func() int { return trace.Count(FromComponent("source"), MsgIs[protocol.Deactivate]()) }).Should(Equal(1))
+		Eventually(func() int { return trace.Count(FromComponent("source"), KindIs("Deactivate")) }).Should(Equal(1))
 		Consistently(stopped).ShouldNot(Receive(), "Stop must wait for the tuple in flight")
-		Expect(trace.Count(FromComponent("slow"), MsgIs[protocol.Deactivate]())).To(BeZero(), "bolts are deactivated after the drain")
+		Expect(trace.Count(FromComponent("slow"), KindIs("Deactivate"))).To(BeZero(), "bolts are deactivated after the drain")
 
 		hold.release(taskIDs(topo, "slow")[0])
 		Eventually(stopped).Should(Receive(BeNil()))
-		Expect(src.Acked()).To(Equal([]int{1}))
-		Expect(src.Nacked()).To(BeEmpty())
+		Expect(AckedIDs(src)).To(Equal([]int{1}))
+		Expect(NackedIDs(src)).To(BeEmpty())
 	})
 
 	It("ends the drain at the drain timeout when work never completes, nacking what is left", func() {
-		src := NewQueueSource(Num{N: 1})
+		src := sheltertest.NewSource(Num{N: 1})
 		hold := newHolder()
 		DeferCleanup(hold.releaseAll)
 		b := dsl.New("lifecycle-drain-timeout", nil)
-		spout := b.Spout("source", src.Spec())
+		spout := b.Spout("source", src.Spout())
 		bolt := b.Bolt("stuck", dsl.Manual(hold.handler))
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
 		r := Run(Build(b), supervision.WithDrainTimeout(50*time.Millisecond))
 		Eventually(hold.count).Should(Equal(1))
 
 		Eventually(stopAsync(r), Scaled(5*time.Second)).Should(Receive(BeNil()))
-		Expect(src.Nacked()).To(Equal([]int{1}), "the abandoned message is nacked to its source")
-		Expect(src.Acked()).To(BeEmpty())
+		Expect(NackedIDs(src)).To(Equal([]int{1}), "the abandoned message is nacked to its source")
+		Expect(AckedIDs(src)).To(BeEmpty())
 	})
 
 	It("leaves no goroutine behind once stopped, and reports a second Stop", func() {
-		src := NewQueueSource[Num]()
+		src := &lifecycleSource{}
 		for n := 1; n <= 100; n++ {
 			src.Push(Num{N: n})
 		}
@@ -172,17 +171,51 @@ func (j *journal) entries() []string {
 	return append([]string(nil), j.list...)
 }
 
-// activatedSource is a QueueSource that writes its activation hooks to a journal.
+// lifecycleSource is a reliable queue shared by a spout's tasks; it records acks.
+type lifecycleSource struct {
+	mu     sync.Mutex // mu guards every field below
+	queue  []Num
+	last   int
+	acked  []int
+	nacked []int
+}
+
+func (s *lifecycleSource) Push(values ...Num) {
+	s.mu.Lock()
+	s.queue = append(s.queue, values...)
+	s.mu.Unlock()
+}
+
+func (s *lifecycleSource) Next() (int, Num, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return 0, Num{}, false
+	}
+	v := s.queue[0]
+	s.queue = s.queue[1:]
+	s.last++
+	return s.last, v, true
+}
+
+func (s *lifecycleSource) Ack(id int)  { s.mu.Lock(); s.acked = append(s.acked, id); s.mu.Unlock() }
+func (s *lifecycleSource) Nack(id int) { s.mu.Lock(); s.nacked = append(s.nacked, id); s.mu.Unlock() }
+
+// Acked returns the acked ids (a func value for Eventually).
+func (s *lifecycleSource) Acked() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.acked...)
+}
+
+// activatedSource is a lifecycleSource that writes its activation hooks to a journal.
 type activatedSource struct {
-	*QueueSource[Num]
+	*lifecycleSource
 	journal *journal
 }
 
-func (s *activatedSource) Next() (int, Num, bool) { return s.next() }
-func (s *activatedSource) Ack(id int)             { s.ack(id) }
-func (s *activatedSource) Nack(id int)            { s.nack(id) }
-func (s *activatedSource) Activate()              { s.journal.add("spout activated") }
-func (s *activatedSource) Deactivate()            { s.journal.add("spout deactivated") }
+func (s *activatedSource) Activate()   { s.journal.add("spout activated") }
+func (s *activatedSource) Deactivate() { s.journal.add("spout deactivated") }
 
 // run is a stretch of consecutive events of one role.
 type run struct {
@@ -191,7 +224,7 @@ type run struct {
 }
 
 // runs collapses events into consecutive stretches of the same role.
-func runs(events []actors.Event, role func(actors.Event) string) []run {
+func runs(events []Event, role func(Event) string) []run {
 	var out []run
 	for _, e := range events {
 		r := role(e)

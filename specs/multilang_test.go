@@ -17,6 +17,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -42,8 +43,15 @@ func scripts() string {
 	return dir
 }
 
+// withOutputs declares the split bolt's output stream and grace period (zero: the default).
+func withOutputs(cmd multilang.Command, grace time.Duration) multilang.Command {
+	cmd.Outputs = map[string]any{"default": MLWord{}}
+	cmd.GracePeriod = grace
+	return cmd
+}
+
 func python(args ...string) multilang.Command {
-	return multilang.Cmd("python3", append([]string{"-u"}, args...)...).InDir(scripts())
+	return multilang.Command{Path: "python3", Args: append([]string{"-u"}, args...), Dir: scripts()}
 }
 
 // childPids returns the pids of the children the host started, from its logs.
@@ -77,11 +85,11 @@ func messages(logs *observer.ObservedLogs, level zapcore.Level) []string {
 }
 
 // splitTopology is lines (a reliable Go spout) -> split (a shell bolt) -> sink.
-func splitTopology(name string, src *QueueSource[MLLine], cmd multilang.Command, words *Deliveries[MLWord], opts ...dsl.Option) *dsl.Topology {
+func splitTopology(name string, src *sheltertest.Source[MLLine], cmd multilang.Command, words *Deliveries[MLWord], opts ...dsl.Option) *dsl.Topology {
 	b := dsl.New(name, dsl.Conf{dsl.AckerTasks: 2})
 	b.Streams(MLWord{})
-	lines := b.Spout("lines", src.Spec())
-	split := b.Bolt("split", multilang.Bolt(cmd, multilang.Output("default", MLWord{}), multilang.WithGracePeriod(300*time.Millisecond)), opts...)
+	lines := b.Spout("lines", src.Spout())
+	split := b.Bolt("split", multilang.Bolt(withOutputs(cmd, 300*time.Millisecond)), opts...)
 	sink := b.Bolt("sink", CaptureBolt(words))
 	b.Anchored(lines, split, dsl.Shuffle[MLLine]())
 	b.Anchored(split, sink, dsl.Shuffle[MLWord]())
@@ -117,29 +125,29 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 	Context("a Python bolt that behaves like Storm's official client", func() {
 		It("splits sentences, blocking for task ids after each emit, and every tree is acked; the child is reaped on stop", func() {
-			src := NewQueueSource(MLLine{"the cow jumped"}, MLLine{"over the moon"})
+			src := sheltertest.NewSource(MLLine{"the cow jumped"}, MLLine{"over the moon"})
 			words := NewDeliveries[MLWord]()
 			r := Run(splitTopology("ml-python-split", src, python("bolt.py", "split"), words, dsl.Parallelism(2)), logsOpt)
-			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
+			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
 			Expect(texts(words)).To(ConsistOf("the", "cow", "jumped", "over", "the", "moon"))
-			Expect(src.Nacked()).To(BeEmpty())
+			Expect(NackedIDs(src)).To(BeEmpty())
 			Stop(r)
 			Expect(childPids(logs)).To(HaveLen(2))
 			expectReaped(childPids(logs))
 		})
 
 		It("emits directly to a task id it found in the handshake's context", func() {
-			src := NewQueueSource(MLLine{"straight to you"})
+			src := sheltertest.NewSource(MLLine{"straight to you"})
 			words := NewDeliveries[MLWord]()
 			b := dsl.New("ml-python-direct", nil)
 			b.Streams(MLWord{})
-			lines := b.Spout("lines", src.Spec())
-			split := b.Bolt("split", multilang.Bolt(python("bolt.py", "direct"), multilang.Output("default", MLWord{})))
+			lines := b.Spout("lines", src.Spout())
+			split := b.Bolt("split", multilang.Bolt(withOutputs(python("bolt.py", "direct"), 0)))
 			sink := b.Bolt("sink", CaptureBolt(words), dsl.Parallelism(3))
 			b.Anchored(lines, split, dsl.Shuffle[MLLine]())
 			b.Anchored(split, sink, dsl.Direct[MLWord]())
 			r := Run(Build(b), logsOpt)
-			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			byTask := words.ByTask()
 			Expect(byTask).To(HaveLen(1))
 			Expect(byTask).To(HaveKeyWithValue(words.CreatedTasks()[2], ConsistOf(MLWord{"straight"}, MLWord{"to"}, MLWord{"you"})))
@@ -147,31 +155,31 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 		})
 
 		It("logs at the child's levels, reports its errors and records its metrics in the task's stats", func() {
-			src := NewQueueSource(MLLine{"a b c"})
+			src := sheltertest.NewSource(MLLine{"a b c"})
 			r := Run(splitTopology("ml-python-report", src, python("bolt.py", "report"), NewDeliveries[MLWord]()), logsOpt)
-			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			Expect(messages(logs, zapcore.DebugLevel)).To(ContainElements("level 0 from python", "level 1 from python"))
 			Expect(messages(logs, zapcore.InfoLevel)).To(ContainElements("level 2 from python", "no level from python"))
 			Expect(messages(logs, zapcore.WarnLevel)).To(ContainElement("level 3 from python"))
 			Expect(messages(logs, zapcore.ErrorLevel)).To(ContainElements("level 4 from python", "shell component reported an error"))
-			Eventually(func() any { return r.Stats().Component("split").Metrics["words-seen"] }).Should(Equal(map[string]any{"count": float64(3)}))
+			Eventually(func() any { return r.Stats().Components["split"].Metrics["words-seen"] }).Should(Equal(map[string]any{"count": float64(3)}))
 			Stop(r)
 		})
 
 		It("accepts an emit while the child initializes, before any input", func() {
-			src := NewQueueSource(MLLine{"x"})
+			src := sheltertest.NewSource(MLLine{"x"})
 			words := NewDeliveries[MLWord]()
 			r := Run(splitTopology("ml-python-init", src, python("bolt.py", "init-emit"), words), logsOpt)
-			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			Eventually(func() []string { return texts(words) }).Should(ConsistOf("hello-from-init", "x"))
 			Stop(r)
 		})
 
 		It("treats acks and fails of unknown ids as bad input: logged, not fatal", func() {
-			src := NewQueueSource(MLLine{"still working"})
+			src := sheltertest.NewSource(MLLine{"still working"})
 			words := NewDeliveries[MLWord]()
 			r := Run(splitTopology("ml-python-unknown", src, python("bolt.py", "unknown-ack"), words), logsOpt)
-			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			Expect(texts(words)).To(ConsistOf("still", "working"))
 			unknown := logs.FilterMessage("child settled an unknown input id (bad input, ignored)").All()
 			Expect(unknown).To(HaveLen(2))
@@ -180,9 +188,9 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 		})
 
 		It("reads a flood on stderr on its own goroutine, so the child never blocks, and rate-limits its logging", func() {
-			src := NewQueueSource(MLLine{"one"}, MLLine{"two"}, MLLine{"three"})
+			src := sheltertest.NewSource(MLLine{"one"}, MLLine{"two"}, MLLine{"three"})
 			r := Run(splitTopology("ml-python-flood", src, python("bolt.py", "flood"), NewDeliveries[MLWord]()), logsOpt)
-			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2, 3))
+			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2, 3))
 			Stop(r)
 			Expect(logs.FilterMessage("child stderr").Len()).To(BeNumerically("<", 6000))
 			Expect(logs.FilterMessage("child stderr lines not logged (rate limit)").Len()).To(BeNumerically(">", 0))
@@ -191,11 +199,11 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 	Context("a Node bolt that behaves like Storm's official client", func() {
 		It("splits frames on the end line, anchors with a single string and acks asynchronously", func() {
-			src := NewQueueSource(MLLine{"snow white"}, MLLine{"and the seven dwarfs"})
+			src := sheltertest.NewSource(MLLine{"snow white"}, MLLine{"and the seven dwarfs"})
 			words := NewDeliveries[MLWord]()
-			cmd := multilang.Cmd("node", "bolt.js").InDir(scripts())
+			cmd := multilang.Command{Path: "node", Args: []string{"bolt.js"}, Dir: scripts()}
 			r := Run(splitTopology("ml-node-split", src, cmd, words), logsOpt)
-			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
+			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
 			Expect(texts(words)).To(ConsistOf("SNOW", "WHITE", "AND", "THE", "SEVEN", "DWARFS"))
 			Stop(r)
 			expectReaped(childPids(logs))
@@ -233,8 +241,8 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 	Context("misbehaving children fail their task; their inputs are nacked and the child is reaped", func() {
 		// failing runs the split topology without restarts and returns why it ended.
-		failing := func(name, mode string, opts ...dsl.Option) (*QueueSource[MLLine], error) {
-			src := NewQueueSource(MLLine{"doomed input"})
+		failing := func(name, mode string, opts ...dsl.Option) (*sheltertest.Source[MLLine], error) {
+			src := sheltertest.NewSource(MLLine{"doomed input"})
 			r := Run(splitTopology(name, src, python("bolt.py", mode), NewDeliveries[MLWord](), opts...), logsOpt, supervision.WithoutRestarts())
 			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
 			return src, r.Wait()
@@ -242,33 +250,32 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 		It("a child that never answers is failed by the heartbeat timeout", func() {
 			src, err := failing("ml-silent", "silent", quickTimeout)
-			var ce *multilang.ChildError
-			Expect(errors.As(err, &ce)).To(BeTrue(), "got %v", err)
-			Expect(ce.Component).To(Equal("split"))
+			var te *supervision.TaskError
+			Expect(errors.As(err, &te)).To(BeTrue(), "got %v", err)
+			Expect(te.Component).To(Equal("split"))
+			Expect(err).To(MatchError(multilang.ErrChildFailed))
 			Expect(err).To(MatchError(multilang.ErrTimeout))
-			Expect(src.Nacked()).To(ConsistOf(1))
+			Expect(NackedIDs(src)).To(ConsistOf(1))
 			expectReaped(childPids(logs))
 		})
 
 		It("a child that dies mid-tuple fails the task with its exit status and stderr", func() {
 			src, err := failing("ml-die", "die")
-			var ce *multilang.ChildError
-			Expect(errors.As(err, &ce)).To(BeTrue(), "got %v", err)
-			Expect(err).To(MatchError(multilang.ErrExited))
-			Expect(ce.Exit).To(Equal("exit status 3"))
-			Expect(ce.Stderr).To(ContainSubstring("dying on purpose"))
-			Expect(src.Nacked()).To(ConsistOf(1))
+			Expect(err).To(MatchError(multilang.ErrChildFailed))
+			Expect(err.Error()).To(ContainSubstring("exit status 3"))
+			Expect(err.Error()).To(ContainSubstring("dying on purpose"))
+			Expect(NackedIDs(src)).To(ConsistOf(1))
 			expectReaped(childPids(logs))
 		})
 
 		It("a child that writes garbage fails the task with an error naming the component and the data", func() {
 			src, err := failing("ml-garbage", "garbage")
-			var pe *multilang.ProtocolError
-			Expect(errors.As(err, &pe)).To(BeTrue(), "got %v", err)
-			Expect(pe.Component).To(Equal("split"))
-			Expect(string(pe.Data)).To(Equal("this is not json"))
+			var te *supervision.TaskError
+			Expect(errors.As(err, &te)).To(BeTrue(), "got %v", err)
+			Expect(te.Component).To(Equal("split"))
+			Expect(err).To(MatchError(multilang.ErrChildFailed))
 			Expect(err.Error()).To(ContainSubstring(`"this is not json"`))
-			Expect(src.Nacked()).To(ConsistOf(1))
+			Expect(NackedIDs(src)).To(ConsistOf(1))
 			expectReaped(childPids(logs))
 		})
 
@@ -284,18 +291,18 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 		})
 
 		It("a child that ignores the termination signal is killed after the grace period", func() {
-			src := NewQueueSource(MLLine{"stubborn"})
+			src := sheltertest.NewSource(MLLine{"stubborn"})
 			r := Run(splitTopology("ml-ignore-term", src, python("bolt.py", "ignore-term"), NewDeliveries[MLWord]()), logsOpt)
-			Eventually(src.Acked).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			Stop(r)
 			Expect(logs.FilterMessage("child ignored the termination signal; killing it").Len()).To(Equal(1))
 			expectReaped(childPids(logs))
 		})
 
 		It("a failed child's topology is restarted under supervision with a fresh child", func() {
-			src := NewQueueSource(MLLine{"doomed"})
+			src := sheltertest.NewSource(MLLine{"doomed"})
 			r := Run(splitTopology("ml-restart", src, python("bolt.py", "die"), NewDeliveries[MLWord]()), logsOpt,
-				supervision.WithBackoff(time.Millisecond, time.Millisecond), supervision.WithMaxRestarts(1))
+				Restarts(time.Millisecond, time.Millisecond, 1))
 			Eventually(func() int { return r.Stats().Incarnation }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(2))
 			src.Push(MLLine{"doomed too"})
 			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
@@ -321,8 +328,8 @@ var _ = Describe("Multilang: goshelter's runner serving Go components to goshelt
 		got := NewDeliveries[MLDoubled]()
 		b := dsl.New("ml-go-runner", dsl.Conf{"ml.count": 20, dsl.AckerTasks: 2})
 		b.Streams(MLDoubled{})
-		numbers := b.Spout("numbers", multilang.Spout[MLNumber](multilang.Cmd(runner, "serve")))
-		double := b.Bolt("double", multilang.Bolt(multilang.Cmd(runner, "serve")), dsl.Parallelism(2))
+		numbers := b.Spout("numbers", multilang.Spout[MLNumber](multilang.Command{Path: runner, Args: []string{"serve"}}))
+		double := b.Bolt("double", multilang.Bolt(multilang.Command{Path: runner, Args: []string{"serve"}}), dsl.Parallelism(2))
 		sink := b.Bolt("sink", CaptureBolt(got))
 		b.Anchored(numbers, double, dsl.Shuffle[MLNumber]())
 		b.Anchored(double, sink, dsl.Shuffle[MLDoubled]())
@@ -340,7 +347,7 @@ var _ = Describe("Multilang: goshelter's runner serving Go components to goshelt
 		}
 		Expect(doubled).To(HaveLen(20))
 		Expect(doubled).To(ContainElements(2, 40))
-		Expect(r.Stats().Component("double").Metrics).To(HaveKey("seen"))
+		Expect(r.Stats().Components["double"].Metrics).To(HaveKey("seen"))
 		Stop(r)
 		Expect(childPids(logs)).To(HaveLen(3))
 		expectReaped(childPids(logs))

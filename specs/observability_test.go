@@ -22,9 +22,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"go.uber.org/zap"
 
-	"github.com/goshelter/goshelter/actors"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -34,10 +34,10 @@ type ObsDoubled struct{ N int }
 // obsChain is numbers (reliable, over source) -> double (2 tasks, anchored,
 // shuffle) -> sink (2 tasks, anchored, shuffle), plus double -> audit
 // (unanchored, all) when audit is set.
-func obsChain(name string, source *QueueSource[Num], audit bool, conf dsl.Conf) *dsl.Topology {
+func obsChain(name string, source *sheltertest.Source[Num], audit bool, conf dsl.Conf) *dsl.Topology {
 	b := dsl.New(name, conf)
 	b.Streams(ObsDoubled{})
-	numbers := b.Spout("numbers", source.Spec())
+	numbers := b.Spout("numbers", source.Spout())
 	double := b.Bolt("double", dsl.AutoAck(func(n Num, out dsl.Emitter) error {
 		out.Emit(ObsDoubled{N: 2 * n.N})
 		return nil
@@ -64,28 +64,29 @@ type obsCounts struct {
 	Emitted, Transferred, Executed, Acked, Failed, Expired, Pending int64
 }
 
-func obsCountsOf(s actors.TaskSnapshot) obsCounts {
+func obsCountsOf(s supervision.TaskStats) obsCounts {
 	return obsCounts{s.Emitted, s.Transferred, s.Executed, s.Acked, s.Failed, s.Expired, s.Pending}
 }
 
 // obsComponentCounts returns a func for Eventually: the obsCounts of one component.
 func obsComponentCounts(r *supervision.Running, id string) func() obsCounts {
-	return func() obsCounts { return obsCountsOf(r.Stats().Component(id)) }
+	return func() obsCounts { return obsCountsOf(r.Stats().Components[id]) }
 }
 
 // obsRunChain runs 1,000 numbers through the chain and waits until every counter
 // has settled on its exact value.
-func obsRunChain(name string) *supervision.Running {
+func obsRunChain(name string) (*supervision.Running, *dsl.Topology) {
 	GinkgoHelper()
-	source := NewQueueSource(obsNums(1000)...)
-	r := Run(obsChain(name, source, false, nil), supervision.WithClock(NewManualClock()))
-	Eventually(func() int { return len(source.Acked()) }).Should(Equal(1000))
+	source := sheltertest.NewSource(obsNums(1000)...)
+	topo := obsChain(name, source, false, nil)
+	r := Run(topo, NewManualClock().Option())
+	Eventually(func() int { return len(AckedIDs(source)) }).Should(Equal(1000))
 	Eventually(obsComponentCounts(r, "numbers")).Should(Equal(obsCounts{Emitted: 1000, Transferred: 1000, Acked: 1000}))
 	Eventually(obsComponentCounts(r, "double")).Should(Equal(obsCounts{Emitted: 1000, Transferred: 1000, Executed: 1000, Acked: 1000}))
 	Eventually(obsComponentCounts(r, "sink")).Should(Equal(obsCounts{Executed: 1000, Acked: 1000}))
 	Eventually(obsComponentCounts(r, "__acker")).Should(Equal(obsCounts{Acked: 1000}))
 	Eventually(func() int64 { return r.Stats().InFlight }).Should(BeZero())
-	return r
+	return r, topo
 }
 
 func obsTaskIDs(s supervision.Stats, component string) []int {
@@ -130,20 +131,22 @@ func obsExpectGraphviz(graph string) {
 var _ = Describe("Observability", Label("observability"), func() {
 	Describe("counters", func() {
 		It("count exactly the 1,000 tuples that flow through a two-bolt chain", func() {
-			r := obsRunChain("obs-counters")
+			r, _ := obsRunChain("obs-counters")
 			stats := r.Stats()
 
 			By("summing to the component's obsCounts over its tasks")
 			for _, id := range []string{"numbers", "double", "sink", "__acker"} {
-				var sum actors.TaskSnapshot
+				var sum obsCounts
 				for _, t := range stats.Tasks {
 					if t.Component == id {
-						sum.Add(t)
+						c := obsCountsOf(t)
+						sum = obsCounts{sum.Emitted + c.Emitted, sum.Transferred + c.Transferred, sum.Executed + c.Executed,
+							sum.Acked + c.Acked, sum.Failed + c.Failed, sum.Expired + c.Expired, sum.Pending + c.Pending}
 					}
 				}
-				Expect(obsCountsOf(sum)).To(Equal(obsCountsOf(stats.Component(id))), id)
+				Expect(sum).To(Equal(obsCountsOf(stats.Components[id])), id)
 			}
-			Expect(stats.Components()).To(HaveLen(4))
+			Expect(stats.Components).To(HaveLen(4))
 
 			By("spreading the work over both tasks of each bolt")
 			for _, id := range []int{obsTaskIDs(stats, "double")[0], obsTaskIDs(stats, "double")[1], obsTaskIDs(stats, "sink")[0], obsTaskIDs(stats, "sink")[1]} {
@@ -152,12 +155,12 @@ var _ = Describe("Observability", Label("observability"), func() {
 
 			By("recording where transferred tuples went, task by task")
 			toTasks := func(from string, to []int) int64 {
-				sent := stats.Component(from).SentTo
+				sent := stats.Components[from].SentTo
 				return sent[to[0]] + sent[to[1]]
 			}
 			Expect(toTasks("numbers", obsTaskIDs(stats, "double"))).To(Equal(int64(1000)))
 			Expect(toTasks("double", obsTaskIDs(stats, "sink"))).To(Equal(int64(1000)))
-			Expect(stats.Component("numbers").SentTo).To(HaveLen(2))
+			Expect(stats.Components["numbers"].SentTo).To(HaveLen(2))
 
 			By("naming the snapshot's topology and incarnation")
 			Expect(stats.Topology).To(Equal("obs-counters"))
@@ -169,19 +172,19 @@ var _ = Describe("Observability", Label("observability"), func() {
 
 		It("count a timed-out tree as failed and expired, at the spout and at its acker", func() {
 			clk := NewManualClock()
-			source := NewQueueSource(Num{N: 1})
+			source := sheltertest.NewSource(Num{N: 1})
 			b := dsl.New("obs-expired", dsl.Conf{dsl.MessageTimeout: 3 * time.Second})
-			numbers := b.Spout("numbers", source.Spec())
+			numbers := b.Spout("numbers", source.Spout())
 			hold := b.Bolt("hold", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
-				return dsl.ManualFunc[Num](func(Num, dsl.Tuple, dsl.Collector) error { return nil }) // never acks
+				return ManualFunc[Num](func(Num, dsl.Tuple, dsl.Collector) error { return nil }) // never acks
 			}))
 			b.Anchored(numbers, hold, dsl.Shuffle[Num]())
-			r := Run(Build(b), supervision.WithClock(clk))
+			r := Run(Build(b), clk.Option())
 			Eventually(obsComponentCounts(r, "hold")).Should(Equal(obsCounts{Executed: 1}))
 			Eventually(obsComponentCounts(r, "numbers")).Should(Equal(obsCounts{Emitted: 1, Transferred: 1, Pending: 1}))
 			Eventually(func() []int {
 				clk.Advance(time.Second)
-				return source.Nacked()
+				return NackedIDs(source)
 			}).Should(Equal([]int{1}))
 			Eventually(obsComponentCounts(r, "numbers")).Should(Equal(obsCounts{Emitted: 1, Transferred: 1, Failed: 1, Expired: 1}))
 			Eventually(obsComponentCounts(r, "__acker")).Should(Equal(obsCounts{Failed: 1, Expired: 1}))
@@ -192,11 +195,11 @@ var _ = Describe("Observability", Label("observability"), func() {
 	Describe("latencies", func() {
 		It("are non-zero and ordered as the work they measure", func() {
 			const slowWork, holdFor = 20 * time.Millisecond, 10 * time.Millisecond
-			source := NewQueueSource(Num{N: 1})
+			source := sheltertest.NewSource(Num{N: 1})
 			acked := make(chan struct{})
 			b := dsl.New("obs-latency", nil)
 			b.Streams(ObsDoubled{})
-			numbers := b.Spout("numbers", source.Spec())
+			numbers := b.Spout("numbers", source.Spout())
 			slow := b.Bolt("slow", dsl.AutoAck(func(n Num, out dsl.Emitter) error {
 				time.Sleep(slowWork) // the work being measured
 				out.Emit(ObsDoubled{N: 2 * n.N})
@@ -204,7 +207,7 @@ var _ = Describe("Observability", Label("observability"), func() {
 			}))
 			// hold acks each input holdFor after Execute returned, from its own task.
 			hold := b.Bolt("hold", dsl.Manual(func(info dsl.TaskInfo) dsl.ManualHandler[ObsDoubled] {
-				return dsl.ManualFunc[ObsDoubled](func(_ ObsDoubled, in dsl.Tuple, _ dsl.Collector) error {
+				return ManualFunc[ObsDoubled](func(_ ObsDoubled, in dsl.Tuple, _ dsl.Collector) error {
 					time.AfterFunc(holdFor, func() {
 						info.Post(func(c dsl.Collector) { c.Ack(in); close(acked) })
 					})
@@ -213,27 +216,27 @@ var _ = Describe("Observability", Label("observability"), func() {
 			}))
 			b.Anchored(numbers, slow, dsl.Shuffle[Num]())
 			b.Anchored(slow, hold, dsl.Shuffle[ObsDoubled]())
-			r := Run(Build(b), supervision.WithClock(NewManualClock()))
+			r := Run(Build(b), NewManualClock().Option())
 			Eventually(acked).Should(BeClosed())
-			Eventually(func() []int { return source.Acked() }).Should(Equal([]int{1}))
-			Eventually(func() int64 { return r.Stats().Component("numbers").CompleteSamples }).Should(Equal(int64(1)))
+			Eventually(func() []int { return AckedIDs(source) }).Should(Equal([]int{1}))
+			Eventually(func() int64 { return r.Stats().Components["numbers"].CompleteSamples }).Should(Equal(int64(1)))
 			stats := r.Stats()
-			spout, slowStats, holdStats := stats.Component("numbers"), stats.Component("slow"), stats.Component("hold")
+			spout, slowStats, holdStats := stats.Components["numbers"], stats.Components["slow"], stats.Components["hold"]
 
 			By("timing the slow bolt's Execute at its work or more")
-			Expect(slowStats.ExecuteLatency()).To(BeNumerically(">=", slowWork))
-			Expect(slowStats.ProcessLatency()).To(BeNumerically(">", 0))
-			Expect(slowStats.ProcessLatency()).To(BeNumerically("<=", slowStats.ExecuteLatency()), "acked inside Execute")
+			Expect(slowStats.ExecuteLatency).To(BeNumerically(">=", slowWork))
+			Expect(slowStats.ProcessLatency).To(BeNumerically(">", 0))
+			Expect(slowStats.ProcessLatency).To(BeNumerically("<=", slowStats.ExecuteLatency), "acked inside Execute")
 
 			By("timing the holding bolt's process latency from receipt to its late ack")
-			Expect(holdStats.ExecuteLatency()).To(BeNumerically(">", 0))
-			Expect(holdStats.ExecuteLatency()).To(BeNumerically("<", slowStats.ExecuteLatency()))
-			Expect(holdStats.ProcessLatency()).To(BeNumerically(">=", holdFor))
-			Expect(holdStats.ProcessLatency()).To(BeNumerically(">", holdStats.ExecuteLatency()))
+			Expect(holdStats.ExecuteLatency).To(BeNumerically(">", 0))
+			Expect(holdStats.ExecuteLatency).To(BeNumerically("<", slowStats.ExecuteLatency))
+			Expect(holdStats.ProcessLatency).To(BeNumerically(">=", holdFor))
+			Expect(holdStats.ProcessLatency).To(BeNumerically(">", holdStats.ExecuteLatency))
 
 			By("timing the spout's complete latency over both bolts")
-			Expect(spout.CompleteLatency()).To(BeNumerically(">=", slowStats.ExecuteLatency()+holdStats.ProcessLatency()))
-			Expect(spout.ExecuteLatency()).To(BeZero(), "spouts execute nothing")
+			Expect(spout.CompleteLatency).To(BeNumerically(">=", slowStats.ExecuteLatency+holdStats.ProcessLatency))
+			Expect(spout.ExecuteLatency).To(BeZero(), "spouts execute nothing")
 			Stop(r)
 		})
 	})
@@ -241,47 +244,69 @@ var _ = Describe("Observability", Label("observability"), func() {
 	Describe("the HTTP endpoint", func() {
 		var (
 			r   *supervision.Running
-			srv *observe.Server
+			url string
 		)
 		BeforeEach(func() {
-			r = obsRunChain("obs-http")
-			var err error
-			srv, err = observe.Listen("127.0.0.1:0", r)
+			var topo *dsl.Topology
+			r, topo = obsRunChain("obs-http")
+			srv, err := observe.Listen("127.0.0.1:0", topo, r)
 			Expect(err).NotTo(HaveOccurred())
+			url = "http://" + srv.Addr
 			DeferCleanup(func() { Expect(srv.Close()).To(Succeed()) })
 		})
 
 		It("serves the snapshot's counters and latencies as JSON at /stats", func() {
-			var served observe.Report
-			Expect(json.Unmarshal(obsGet(srv.URL()+"/stats"), &served)).To(Succeed())
-			want := observe.NewReport(nil, r.Stats())
+			type figures struct {
+				Component         string  `json:"component"`
+				Task              int     `json:"task"`
+				Emitted           int64   `json:"emitted"`
+				Transferred       int64   `json:"transferred"`
+				Executed          int64   `json:"executed"`
+				Acked             int64   `json:"acked"`
+				Failed            int64   `json:"failed"`
+				Pending           int64   `json:"pending"`
+				CompleteLatencyMs float64 `json:"complete_latency_ms"`
+			}
+			type flow struct {
+				From        string `json:"from"`
+				To          string `json:"to"`
+				Transferred int64  `json:"transferred"`
+			}
+			var served struct {
+				Topology    string    `json:"topology"`
+				Incarnation int       `json:"incarnation"`
+				Components  []figures `json:"components"`
+				Tasks       []figures `json:"tasks"`
+				Flows       []flow    `json:"flows"`
+			}
+			Expect(json.Unmarshal(obsGet(url+"/stats"), &served)).To(Succeed())
+			want := r.Stats()
 			Expect(served.Topology).To(Equal("obs-http"))
 			Expect(served.Incarnation).To(Equal(want.Incarnation))
 			Expect(served.Tasks).To(HaveLen(len(want.Tasks)))
 			Expect(served.Components).To(HaveLen(len(want.Components)))
-			settled := func(f observe.Figures) observe.Figures { // what does not move with time
-				f.Capacity, f.EmitRate, f.ExecuteRate, f.AckRate, f.FailRate = 0, 0, 0, 0, 0
-				return f
+			for i, t := range want.Tasks {
+				Expect(served.Tasks[i]).To(Equal(figures{Component: t.Component, Task: t.Task, Emitted: t.Emitted, Transferred: t.Transferred,
+					Executed: t.Executed, Acked: t.Acked, Failed: t.Failed, Pending: t.Pending, CompleteLatencyMs: served.Tasks[i].CompleteLatencyMs}))
 			}
-			for i := range want.Tasks {
-				Expect(settled(served.Tasks[i])).To(Equal(settled(want.Tasks[i])))
+			for _, c := range served.Components {
+				w := want.Components[c.Component]
+				Expect([]int64{c.Emitted, c.Transferred, c.Executed, c.Acked, c.Failed}).To(Equal([]int64{w.Emitted, w.Transferred, w.Executed, w.Acked, w.Failed}), c.Component)
+				if c.Component == "numbers" {
+					Expect(c.Emitted).To(Equal(int64(1000)))
+					Expect(c.CompleteLatencyMs).To(BeNumerically(">", 0))
+				}
 			}
-			for i := range want.Components {
-				Expect(settled(served.Components[i])).To(Equal(settled(want.Components[i])))
-			}
-			numbers, _ := served.Component("numbers")
-			Expect(numbers.Emitted).To(Equal(int64(1000)))
-			Expect(numbers.CompleteLatencyMs).To(BeNumerically(">", 0))
 			Expect(served.Flows).To(ConsistOf(
-				observe.Flow{From: "numbers", To: "double", Transferred: 1000, Rate: served.Flows[0].Rate},
-				observe.Flow{From: "double", To: "sink", Transferred: 1000, Rate: served.Flows[1].Rate},
+				flow{From: "numbers", To: "double", Transferred: 1000},
+				flow{From: "double", To: "sink", Transferred: 1000},
 			))
 		})
 
 		It("serves the same figures as Prometheus text at /metrics", func() {
-			families, err := new(expfmt.TextParser).TextToMetricFamilies(bytes.NewReader(obsGet(srv.URL() + "/metrics")))
+			families, err := new(expfmt.TextParser).TextToMetricFamilies(bytes.NewReader(obsGet(url + "/metrics")))
 			Expect(err).NotTo(HaveOccurred())
-			value := func(name string, t actors.TaskSnapshot) float64 {
+			value := func(name string, t supervision.TaskStats) float64 {
 				GinkgoHelper()
 				Expect(families).To(HaveKey(name))
 				for _, m := range families[name].GetMetric() {
@@ -305,13 +330,13 @@ var _ = Describe("Observability", Label("observability"), func() {
 					Expect(value("goshelter_tuples_emitted_total", t)).To(BeEquivalentTo(t.Emitted))
 					Expect(value("goshelter_tuples_transferred_total", t)).To(BeEquivalentTo(t.Transferred))
 					Expect(value("goshelter_pending", t)).To(BeEquivalentTo(t.Pending))
-					Expect(value("goshelter_latency_complete_seconds", t)).To(BeNumerically("~", t.CompleteLatency().Seconds(), 1e-9))
+					Expect(value("goshelter_latency_complete_seconds", t)).To(BeNumerically("~", t.CompleteLatency.Seconds(), 1e-9))
 				case "bolt":
 					Expect(value("goshelter_tuples_emitted_total", t)).To(BeEquivalentTo(t.Emitted))
 					Expect(value("goshelter_tuples_executed_total", t)).To(BeEquivalentTo(t.Executed))
-					Expect(value("goshelter_latency_execute_seconds", t)).To(BeNumerically("~", t.ExecuteLatency().Seconds(), 1e-9))
-					Expect(value("goshelter_latency_process_seconds", t)).To(BeNumerically("~", t.ProcessLatency().Seconds(), 1e-9))
-					Expect(value("goshelter_execute_time_seconds_total", t)).To(BeNumerically("~", float64(t.ExecuteNanos)/1e9, 1e-9))
+					Expect(value("goshelter_latency_execute_seconds", t)).To(BeNumerically("~", t.ExecuteLatency.Seconds(), 1e-9))
+					Expect(value("goshelter_latency_process_seconds", t)).To(BeNumerically("~", t.ProcessLatency.Seconds(), 1e-9))
+					Expect(value("goshelter_execute_time_seconds_total", t)).To(BeNumerically("~", t.ExecuteTime.Seconds(), 1e-9))
 				}
 			}
 			Expect(families).To(HaveKey("goshelter_restarts_total"))
@@ -319,7 +344,7 @@ var _ = Describe("Observability", Label("observability"), func() {
 		})
 
 		It("serves the live graph as DOT at /graph", func() {
-			graph := string(obsGet(srv.URL() + "/graph"))
+			graph := string(obsGet(url + "/graph"))
 			Expect(graph).To(ContainSubstring(`"numbers" -> "double"`))
 			Expect(graph).To(ContainSubstring("capacity "))
 			obsExpectGraphviz(graph)
@@ -328,8 +353,8 @@ var _ = Describe("Observability", Label("observability"), func() {
 
 	Describe("graphs", func() {
 		It("draw the topology as DOT that Graphviz renders", func() {
-			topo := obsChain("obs-graph", NewQueueSource[Num](), true, nil)
-			graph := topo.DOT()
+			topo := obsChain("obs-graph", sheltertest.NewSource[Num](), true, nil)
+			graph := observe.DOT(topo, nil)
 			By("showing each component with its parallelism")
 			Expect(graph).To(ContainSubstring(`label="numbers\nspout, parallelism 1"`))
 			Expect(graph).To(ContainSubstring(`label="double\nbolt, parallelism 2"`))
@@ -340,8 +365,9 @@ var _ = Describe("Observability", Label("observability"), func() {
 		})
 
 		It("draw a running topology with tuples/s on edges and bolts coloured by capacity", func() {
-			r := obsRunChain("obs-live")
-			graph := observe.DOT(r.Topology(), observe.NewReport(nil, r.Stats()))
+			r, topo := obsRunChain("obs-live")
+			stats := r.Stats()
+			graph := observe.DOT(topo, &stats)
 			Expect(graph).To(MatchRegexp(`"numbers" -> "double" \[label="Num\\nshuffle\\n[0-9.]+k?/s"`))
 			Expect(graph).To(MatchRegexp(`"double" \[[^\]]*fillcolor="#[0-9a-f]{6}"[^\]]*capacity [0-9.]+`))
 			Stop(r)
@@ -352,9 +378,9 @@ var _ = Describe("Observability", Label("observability"), func() {
 	Describe("logging", func() {
 		It("traces every message in debug mode, with topology, component and task fields", func() {
 			logs, observed := ObserveLogs()
-			source := NewQueueSource(obsNums(10)...)
-			r := Run(obsChain("obs-debug", source, false, dsl.Conf{dsl.Debug: true}), logs, supervision.WithClock(NewManualClock()))
-			Eventually(func() int { return len(source.Acked()) }).Should(Equal(10))
+			source := sheltertest.NewSource(obsNums(10)...)
+			r := Run(obsChain("obs-debug", source, false, dsl.Conf{dsl.Debug: true}), logs, NewManualClock().Option())
+			Eventually(func() int { return len(AckedIDs(source)) }).Should(Equal(10))
 			Stop(r)
 			traced := observed.FilterMessage("message").FilterField(zap.String("component", "double"))
 			Expect(traced.Len()).To(BeNumerically(">=", 30), "10 inputs, 10 emits, 10 acks at least")
@@ -365,7 +391,7 @@ var _ = Describe("Observability", Label("observability"), func() {
 			}
 			inbound := 0
 			for _, e := range traced.All() {
-				if e.ContextMap()["out"] == false && strings.Contains(e.ContextMap()["msg"].(string), "protocol.Tuple") {
+				if e.ContextMap()["out"] == false && e.ContextMap()["kind"] == "Tuple" {
 					inbound++
 				}
 			}
@@ -377,13 +403,13 @@ var _ = Describe("Observability", Label("observability"), func() {
 			b := dsl.New("obs-logger", nil)
 			numbers := b.Spout("numbers", CountTo(1))
 			b.Bolt("greet", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-				return dsl.HandlerFunc[Num](func(Num, dsl.Emitter) error {
+				return HandlerFunc[Num](func(Num, dsl.Emitter) error {
 					info.Logger.Info("hello")
 					return nil
 				})
 			}))
 			b.Anchored(numbers, "greet", dsl.Shuffle[Num]())
-			r := Run(Build(b), logs, supervision.WithClock(NewManualClock()))
+			r := Run(Build(b), logs, NewManualClock().Option())
 			Eventually(func() int { return observed.FilterMessage("hello").Len() }).Should(Equal(1))
 			Stop(r)
 			fields := observed.FilterMessage("hello").All()[0].ContextMap()
@@ -395,12 +421,12 @@ var _ = Describe("Observability", Label("observability"), func() {
 
 	Describe("progress", func() {
 		It("prints a line per interval with emitted, acked, failed and pending", func() {
-			source := NewQueueSource(obsNums(100)...)
-			r := Run(obsChain("obs-progress", source, false, nil), supervision.WithClock(NewManualClock()))
+			source := sheltertest.NewSource(obsNums(100)...)
+			r := Run(obsChain("obs-progress", source, false, nil), NewManualClock().Option())
 			out := gbytes.NewBuffer()
-			p := observe.StartProgress(out, r, 5*time.Millisecond)
+			stop := observe.Progress(out, r, 5*time.Millisecond)
 			Eventually(out).Should(gbytes.Say(`progress: \d+s emitted=100 \([0-9.]+k?/s\) acked=100 \([0-9.]+k?/s\) failed=0 pending=0\n`))
-			p.Stop()
+			stop()
 			Stop(r)
 		})
 	})

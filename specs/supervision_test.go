@@ -10,9 +10,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -106,22 +105,24 @@ func idleTopology(sw *failSwitch, parallelism int) *dsl.Topology {
 
 var _ = Describe("Scenario F: the topology restarts with exponential back-off", Label("scenario-F"), func() {
 	var (
-		manual *clock.Manual
+		manual *sheltertest.Clock
 		events *eventLog
 		sw     *failSwitch
 	)
 	const base = 10 * time.Millisecond
 
 	BeforeEach(func() {
-		manual = clock.NewManual(time.Unix(0, 0))
+		manual = sheltertest.NewClock(time.Unix(0, 0))
 		events = newEventLog()
 		sw = &failSwitch{}
 	})
 
-	run := func(parallelism int, opts ...supervision.Option) *supervision.Running {
+	// run starts the idle topology with back-off base..8*base and the given
+	// restart limit and stable period (zero: the defaults, 5 and 1 minute).
+	run := func(parallelism, max int, stable time.Duration, opts ...supervision.Option) *supervision.Running {
 		GinkgoHelper()
-		opts = append([]supervision.Option{supervision.WithClock(manual), supervision.WithEvents(events.record),
-			supervision.WithBackoff(base, 8*base), supervision.WithStablePeriod(0)}, opts...)
+		opts = append([]supervision.Option{manual.Option(), supervision.WithEvents(events.record),
+			supervision.WithRestarts(supervision.Restarts{Base: base, Cap: 8 * base, Max: max, StablePeriod: stable})}, opts...)
 		r, err := supervision.Run(context.Background(), idleTopology(sw, parallelism), opts...)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(stopQuietly, r)
@@ -139,7 +140,7 @@ var _ = Describe("Scenario F: the topology restarts with exponential back-off", 
 	}
 
 	It("waits base*2^n, capped, before each restart and gives up after the maximum", func() {
-		r := run(1, supervision.WithMaxRestarts(5))
+		r := run(1, 0, 0) // the default limit: 5 restarts
 		want := []time.Duration{2 * base, 4 * base, 8 * base, 8 * base, 8 * base}
 		for i, delay := range want {
 			e := crash()
@@ -159,24 +160,33 @@ var _ = Describe("Scenario F: the topology restarts with exponential back-off", 
 		err := r.Wait()
 		Expect(err).To(Equal(gaveUp.Err))
 		Expect(errors.Is(err, supervision.ErrGaveUp)).To(BeTrue())
-		var te *actors.TaskError
+		var te *supervision.TaskError
 		Expect(errors.As(err, &te)).To(BeTrue())
 		Expect(te.Component).To(Equal("beats"))
 		Expect(te.Err).To(MatchError("last straw"))
 		Expect(r.Stop(context.Background())).To(MatchError(supervision.ErrStopped))
 	})
 
-	It("computes the documented formula with the defaults (first wait 2 s, cap 30 s)", func() {
+	It("waits by the documented defaults: base 1 s (first wait 2 s), cap 30 s", func() {
+		r, err := supervision.Run(context.Background(), idleTopology(sw, 1), manual.Option(),
+			supervision.WithEvents(events.record), supervision.WithRestarts(supervision.Restarts{Max: 6}))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stopQuietly, r)
+		events.next(supervision.Started)
 		var got []time.Duration
-		for n := 1; n <= 6; n++ {
-			got = append(got, supervision.Backoff(time.Second, 30*time.Second, n))
+		for range 6 {
+			Eventually(sw.ready).Should(Equal(1))
+			e := crash()
+			got = append(got, e.Delay)
+			manual.Advance(e.Delay)
+			events.next(supervision.Started)
 		}
 		Expect(got).To(Equal([]time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}))
 	})
 
 	It("resets the attempt count only after a stable period", func() {
 		const stable = time.Second
-		r := run(1, supervision.WithStablePeriod(stable), supervision.WithMaxRestarts(10))
+		r := run(1, 10, stable)
 		Expect(crash().Attempt).To(Equal(1))
 		manual.Advance(2 * base)
 		events.next(supervision.Started)
@@ -195,7 +205,7 @@ var _ = Describe("Scenario F: the topology restarts with exponential back-off", 
 	})
 
 	It("coalesces failures that arrive together into one restart", func() {
-		r := run(3)
+		r := run(3, 0, 0)
 		Expect(sw.failAll(errors.New("all at once"))).To(Equal(3))
 		events.next(supervision.Failed)
 		Expect(events.next(supervision.Restarting).Attempt).To(Equal(1))
@@ -289,7 +299,7 @@ var _ = Describe("Nothing is lost across restarts", Label("scenario-F"), func() 
 		Expect(err).NotTo(HaveOccurred())
 		events := newEventLog()
 		r, err := supervision.Run(context.Background(), topo, supervision.WithEvents(events.record),
-			supervision.WithBackoff(time.Millisecond, 4*time.Millisecond), supervision.WithMaxRestarts(100))
+			Restarts(time.Millisecond, 4*time.Millisecond, 100))
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(stopQuietly, r)
 
@@ -317,7 +327,7 @@ var _ = Describe("Run modes and the handle", Label("run-modes"), func() {
 		sw.failAll(errors.New("disk on fire"))
 
 		err = r.Wait()
-		var te *actors.TaskError
+		var te *supervision.TaskError
 		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)
 		Expect(te.Component).To(Equal("beats"))
 		Expect(te.Task).To(BeNumerically(">", 0))
@@ -344,13 +354,11 @@ var _ = Describe("Run modes and the handle", Label("run-modes"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(stopQuietly, r)
 		err = r.Wait()
-		var te *actors.TaskError
+		var te *supervision.TaskError
 		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)
 		Expect(te.Component).To(Equal("bomb"))
-		var pe *actors.PanicError
-		Expect(errors.As(err, &pe)).To(BeTrue())
-		Expect(pe.Value).To(Equal("kaboom"))
-		Expect(string(pe.Stack)).To(ContainSubstring("specs_test"))
+		Expect(te.Err).To(MatchError("panic: kaboom"))
+		Expect(string(te.Stack)).To(ContainSubstring("specs_test"))
 	})
 
 	It("stops once: Stop drains, Wait returns nil, a second Stop says it is already stopped", func() {

@@ -6,16 +6,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/goshelter/goshelter/actors"
-	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/protocol"
-	"github.com/goshelter/goshelter/supervision"
+	"github.com/goshelter/goshelter/sheltertest"
 )
 
 var _ = Describe("Tick tuples", Label("tick"), func() {
 	var (
-		clk          *clock.Manual
+		clk          *sheltertest.Clock
 		trace        *Trace
 		fast, slow   *Deliveries[dsl.Tick]
 		fastT, slowT []int
@@ -33,7 +30,7 @@ var _ = Describe("Tick tuples", Label("tick"), func() {
 		b.Anchored(spout, slowBolt, dsl.Shuffle[Num]())
 		topo := Build(b)
 		fastT, slowT = taskIDs(topo, "fast"), taskIDs(topo, "slow")
-		Run(topo, supervision.WithClock(clk), trace.Option())
+		Run(topo, clk.Option(), trace.Option())
 	})
 
 	// perTask counts the ticks each task of a bolt received, in task order.
@@ -63,32 +60,32 @@ var _ = Describe("Tick tuples", Label("tick"), func() {
 
 		By("each tick carries its rate")
 		for _, d := range fast.All() {
-			Expect(d.Value).To(Equal(dsl.Tick{RateSecs: 2}))
+			Expect(d.Value).To(Equal(dsl.Tick{RateSecs: 2, Period: 2 * time.Second}))
 		}
 		for _, d := range slow.All() {
-			Expect(d.Value).To(Equal(dsl.Tick{RateSecs: 10}))
+			Expect(d.Value).To(Equal(dsl.Tick{RateSecs: 10, Period: 10 * time.Second}))
 		}
 	})
 
-	It("delivers tick tuples from component __system, task -1, stream __tick", func() {
-		clk.Advance(10 * time.Second)
+	It("delivers tick tuples from component __system, task -1, on no declared stream (Storm's __tick)", func() {
+		for step := 1; step <= 5; step++ { // one period at a time: beats a busy task missed coalesce
+			clk.Advance(2 * time.Second)
+			Eventually(fast.Len).Should(Equal(2 * step))
+		}
 		Eventually(func() int { return fast.Len() + slow.Len() }).Should(Equal(12))
 
-		ticks := trace.Events(FromComponent("fast", "slow"), MsgIs[protocol.Tuple](), func(e actors.Event) bool {
-			_, isTick := e.Msg.(protocol.Tuple).Tuple.Value.(dsl.Tick)
+		ticks := trace.Events(FromComponent("fast", "slow"), KindIs("Tuple"), func(e Event) bool {
+			_, isTick := e.Input.Value.(dsl.Tick)
 			return isTick
 		})
 		Expect(ticks).To(HaveLen(12))
 		for _, e := range ticks {
-			t := e.Msg.(protocol.Tuple).Tuple
-			Expect(t.Source).To(Equal(dsl.SystemComponent))
+			t := e.Input
 			Expect(t.Source).To(Equal("__system"))
-			Expect(t.Task).To(Equal(dsl.SystemTask))
 			Expect(t.Task).To(Equal(-1))
 			Expect(t.IsTick()).To(BeTrue())
-			Expect(t.Stream.Name).To(Equal("__tick"))
-			Expect(t.Stream.Fields).To(Equal([]string{"rate_secs"}))
-			Expect(t.ID.Tracked()).To(BeFalse(), "ticks are not part of any tuple tree")
+			Expect(t.Stream).To(BeNil(), "ticks are on none of the topology's streams")
+			Expect(t.ID.Edge).To(BeZero(), "ticks are not part of any tuple tree")
 		}
 	})
 })

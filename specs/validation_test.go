@@ -47,6 +47,11 @@ var _ = Describe("Topology validation", Label("dsl-validation"), func() {
 			Expect(verr.Problems).To(ContainElement(ContainSubstring(message)))
 			Expect(verr.Error()).To(ContainSubstring(message))
 		},
+		// A Terminator fails every input: on an anchored edge every tree through
+		// it would be nacked, silently (issue 11, item 3).
+		Entry("a Terminator on an anchored edge", Label("edges"), nil, func(b *dsl.Builder) {
+			b.Anchored("numbers", b.Bolt("drain", dsl.Terminator(func(Num) {})), dsl.Shuffle[Num]())
+		}, `edge "numbers" -> "drain": bolt "drain" is a Terminator, which fails every input, on an anchored edge`),
 		Entry("an edge from an unknown component", nil, func(b *dsl.Builder) {
 			b.Anchored("ghost", "sink", dsl.Shuffle[Num]())
 		}, `edge "ghost" -> "sink": source component "ghost" is not defined`),
@@ -99,10 +104,10 @@ var _ = Describe("Topology validation", Label("dsl-validation"), func() {
 			b.Anchored("sink", a, dsl.Shuffle[Num]())
 			b.Anchored(a, c, dsl.Shuffle[Num]())
 			b.Anchored(c, a, dsl.Shuffle[Num]())
-		}, `cycle a -> c -> a: topologies must be acyclic`),
+		}, `cycle "a" -> "c" -> "a": topologies must be acyclic`),
 		Entry("a bolt subscribed to itself", nil, func(b *dsl.Builder) {
 			b.Anchored("sink", "sink", dsl.Shuffle[Num]())
-		}, `cycle sink -> sink: topologies must be acyclic`),
+		}, `cycle "sink" -> "sink": topologies must be acyclic`),
 		Entry("topology conf of the wrong type", dsl.Conf{dsl.MaxSpoutPending: "lots"}, func(*dsl.Builder) {},
 			`conf "topology.max.spout.pending": want a number, got string`),
 		Entry("topology conf below its minimum", dsl.Conf{dsl.MaxSpoutPending: 0}, func(*dsl.Builder) {},

@@ -15,7 +15,7 @@
 //
 // After the n-th consecutive failure the supervisor waits min(base·2^n, cap)
 // (defaults: base 1 s, so the first wait is 2 s; cap 30 s), at most
-// [WithMaxRestarts] times (default 5). The count goes back to zero only after an
+// Max times in a row (default 5); see [Restarts] and [WithRestarts]. The count goes back to zero only after an
 // incarnation has run for the stable period without failing. Failures that
 // arrive while a restart is under way are coalesced into it.
 //

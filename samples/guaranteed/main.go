@@ -40,6 +40,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/samples/internal/term"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -175,7 +176,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to run before stopping")
 	failRate := flag.Float64("fail-rate", 0, "fraction of tuples addOne fails on purpose (0..1)")
 	crashEvery := flag.Int64("crash-every", 0, "make the spout's Next panic every N tuples (0: never)")
-	progress := flag.Bool("progress", observe.IsTerminal(os.Stdout), "print a progress line every second (default: when stdout is a terminal)")
+	progress := flag.Bool("progress", term.IsTerminal(os.Stdout), "print a progress line every second (default: when stdout is a terminal)")
 	flag.Parse()
 	if *failRate < 0 || *failRate > 1 || *crashEvery < 0 {
 		log.Fatal("-fail-rate must be within 0..1 and -crash-every must not be negative")
@@ -200,9 +201,7 @@ func run(duration time.Duration, failRate float64, crashEvery int64, progress bo
 	start := time.Now()
 	running, err := supervision.Run(ctx, topo,
 		supervision.WithLogger(logger()),
-		supervision.WithBackoff(50*time.Millisecond, time.Second),
-		supervision.WithMaxRestarts(1000),
-		supervision.WithStablePeriod(2*time.Second),
+		supervision.WithRestarts(supervision.Restarts{Base: 50 * time.Millisecond, Cap: time.Second, Max: 1000, StablePeriod: 2 * time.Second}),
 		supervision.WithDrainTimeout(5*time.Second),
 	)
 	if err != nil {
@@ -210,9 +209,8 @@ func run(duration time.Duration, failRate float64, crashEvery int64, progress bo
 	}
 	stopProgress := func() {}
 	if progress {
-		p := observe.StartProgress(os.Stdout, running, time.Second)
-		defer p.Stop()
-		stopProgress = p.Stop
+		stopProgress = observe.Progress(os.Stdout, running, time.Second)
+		defer stopProgress()
 	}
 	select {
 	case <-time.After(duration):

@@ -138,7 +138,9 @@ func topology(c config) (*dsl.Topology, error) {
 		spout = multilang.Spout[Sentence](c.spoutCmd)
 	}
 	sentences := b.Spout("sentences", spout, dsl.Parallelism(2))
-	split := b.Bolt("split", multilang.Bolt(c.boltCmd, multilang.Output("default", Word{})), dsl.Parallelism(2))
+	boltCmd := c.boltCmd
+	boltCmd.Outputs = map[string]any{"default": Word{}} // Storm's starter examples emit on "default"
+	split := b.Bolt("split", multilang.Bolt(boltCmd), dsl.Parallelism(2))
 	count := b.Bolt("count", dsl.AutoAck(func(w Word, _ dsl.Emitter) error {
 		c.tally.add(w.Text)
 		return nil
@@ -170,25 +172,21 @@ func run(duration time.Duration, boltLine, spoutLine, dir string, flux bool, arg
 		os.WriteFile(filepath.Join(scripts, "sentences.py"), sentencesPy, 0o644)); err != nil {
 		return err
 	}
-	c := config{boltCmd: multilang.Cmd("python3", filepath.Join(scripts, "split.py")), counts: &counters{}, tally: &tally{counts: map[string]int{}}}
+	c := config{boltCmd: multilang.Command{Path: "python3", Args: []string{filepath.Join(scripts, "split.py")}}, counts: &counters{}, tally: &tally{counts: map[string]int{}}}
 	if flux || (len(args) > 0 && args[0] == "serve") {
-		c.boltCmd = multilang.Cmd("python3", "split.py") // Storm runs it from the jar's resources
+		c.boltCmd.Args = []string{"split.py"} // Storm runs it from the jar's resources
 	}
-	if boltLine != "" {
-		if c.boltCmd, err = multilang.ParseCommand(boltLine); err != nil {
-			return err
-		}
+	if boltLine != "" { // split into words as a shell would, with nothing expanded
+		c.boltCmd = multilang.Command{Line: boltLine}
 	}
 	if spoutLine != "" {
 		c.shellSpout = true
-		if c.spoutCmd, err = multilang.ParseCommand(spoutLine); err != nil {
-			return err
-		}
+		c.spoutCmd = multilang.Command{Line: spoutLine}
 	}
 	if dir == "" {
 		dir = scripts
 	}
-	c.boltCmd, c.spoutCmd = c.boltCmd.InDir(dir), c.spoutCmd.InDir(dir)
+	c.boltCmd.Dir, c.spoutCmd.Dir = dir, dir
 	topo, err := topology(c)
 	if err != nil {
 		return err
@@ -197,7 +195,7 @@ func run(duration time.Duration, boltLine, spoutLine, dir string, flux bool, arg
 	case flux:
 		return printFlux(topo, args)
 	case len(args) > 0 && args[0] == "serve":
-		return multilang.Serve(context.Background(), topo)
+		return multilang.Serve(context.Background(), topo, os.Stdin, os.Stdout)
 	}
 	return runLocally(topo, c, duration)
 }
@@ -206,16 +204,7 @@ func printFlux(topo *dsl.Topology, command []string) error {
 	if len(command) == 0 {
 		command = []string{"./goshelter-multilang", "serve"}
 	}
-	def, err := multilang.Flux(topo, command...)
-	if err != nil {
-		return err
-	}
-	out, err := def.YAML()
-	if err != nil {
-		return err
-	}
-	_, err = os.Stdout.Write(out)
-	return err
+	return multilang.Flux(os.Stdout, topo, command...)
 }
 
 func runLocally(topo *dsl.Topology, c config, duration time.Duration) error {
@@ -241,7 +230,7 @@ func runLocally(topo *dsl.Topology, c config, duration time.Duration) error {
 	elapsed := time.Since(start)
 	emitted, acked, failed := c.counts.emitted.Load(), c.counts.acked.Load(), c.counts.failed.Load()
 	if c.shellSpout { // the child keeps its own counts: report the runtime's
-		s := stats.Component("sentences")
+		s := stats.Components["sentences"]
 		emitted, acked, failed = s.Emitted, s.Acked, s.Failed
 	}
 	fmt.Println(strings.Join(c.tally.top(10), "\n"))

@@ -24,6 +24,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
+	"github.com/goshelter/goshelter/samples/internal/term"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -64,6 +65,16 @@ func (t *tally) top(n int) []Count {
 	return out[:min(n, len(out))]
 }
 
+// counter is a count task's state. The fields grouping sends every occurrence
+// of a word to the same task, so one task holds each word's whole count.
+type counter map[string]int
+
+func (c counter) Execute(w Word, out dsl.Emitter) error {
+	c[w.Text]++
+	out.Emit(Count{w.Text, c[w.Text]})
+	return nil
+}
+
 // topology builds the word count topology; results go to t.
 func topology(t *tally) (*dsl.Topology, error) {
 	b := dsl.New("wordcount", nil)
@@ -82,12 +93,7 @@ func topology(t *tally) (*dsl.Topology, error) {
 		return nil
 	}), dsl.Parallelism(4))
 	count := b.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
-		counts := map[string]int{}
-		return dsl.HandlerFunc[Word](func(w Word, out dsl.Emitter) error {
-			counts[w.Text]++
-			out.Emit(Count{w.Text, counts[w.Text]})
-			return nil
-		})
+		return counter{}
 	}), dsl.Parallelism(4))
 	logger := b.Bolt("log", dsl.AutoAck(func(c Count, _ dsl.Emitter) error {
 		t.record(c)
@@ -102,7 +108,7 @@ func topology(t *tally) (*dsl.Topology, error) {
 func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to run before stopping")
 	graph := flag.Bool("graph", false, "print the topology as Graphviz DOT and exit")
-	progress := flag.Bool("progress", observe.IsTerminal(os.Stdout), "print a progress line every second")
+	progress := flag.Bool("progress", term.IsTerminal(os.Stdout), "print a progress line every second")
 	metrics := flag.String("metrics", "", "serve /metrics, /stats and /graph at this address while running")
 	flag.Parse()
 	t := &tally{counts: map[string]int{}}
@@ -111,7 +117,7 @@ func main() {
 		log.Fatal(err)
 	}
 	if *graph {
-		fmt.Print(topo.DOT())
+		fmt.Print(observe.DOT(topo, nil))
 		return
 	}
 	if err := run(topo, t, *duration, *progress, *metrics); err != nil {
@@ -129,17 +135,16 @@ func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, me
 	}
 	stopProgress := func() {}
 	if progress {
-		p := observe.StartProgress(os.Stdout, running, time.Second)
-		defer p.Stop()
-		stopProgress = p.Stop
+		stopProgress = observe.Progress(os.Stdout, running, time.Second)
+		defer stopProgress()
 	}
 	if metrics != "" {
-		srv, err := observe.Listen(metrics, running)
+		srv, err := observe.Listen(metrics, topo, running)
 		if err != nil {
 			return errors.Join(err, running.Stop(context.Background()))
 		}
 		defer srv.Close()
-		fmt.Fprintf(os.Stderr, "serving %s/metrics, /stats and /graph\n", srv.URL())
+		fmt.Fprintf(os.Stderr, "serving http://%s/metrics, /stats and /graph\n", srv.Addr)
 	}
 	select {
 	case <-time.After(duration):
@@ -158,9 +163,9 @@ func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, me
 	for _, c := range t.top(10) {
 		fmt.Printf("%-10s %d\n", c.Word, c.N)
 	}
-	emitted := stats.Component("sentences").Emitted
-	words := stats.Component("split").Emitted
+	emitted := stats.Components["sentences"].Emitted
+	words := stats.Components["split"].Emitted
 	fmt.Printf("summary: emitted=%d words=%d counted=%d elapsed=%s rate=%.0f/s\n",
-		emitted, words, stats.Component("count").Executed, elapsed.Round(time.Millisecond), float64(emitted)/elapsed.Seconds())
+		emitted, words, stats.Components["count"].Executed, elapsed.Round(time.Millisecond), float64(emitted)/elapsed.Seconds())
 	return nil
 }

@@ -43,8 +43,21 @@ func (n *numbers) Ack(id int) {
 
 func (n *numbers) Nack(id int) { n.log.Warn(fmt.Sprintf("nacked %d", id)) }
 
+// doubler doubles numbers and reports how many it has seen as a metric.
+type doubler struct {
+	info dsl.TaskInfo
+	seen int
+}
+
+func (d *doubler) Execute(in MLNumber, out dsl.Emitter) error {
+	d.seen++
+	d.info.Metric("seen", d.seen)
+	out.Emit(MLDoubled{in.N * 2})
+	return nil
+}
+
 func topology() (*dsl.Topology, error) {
-	b := dsl.New("ml-go-runner", nil)
+	b := dsl.New("ml-go-runner", dsl.Conf{"goshelter.multilang.metrics": true})
 	b.Streams(MLDoubled{})
 	spout := b.Spout("numbers", dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[int, MLNumber] {
 		count := 10
@@ -54,13 +67,7 @@ func topology() (*dsl.Topology, error) {
 		return &numbers{count: count, log: info.Logger}
 	}))
 	double := b.Bolt("double", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[MLNumber] {
-		seen := 0
-		return dsl.HandlerFunc[MLNumber](func(in MLNumber, out dsl.Emitter) error {
-			seen++
-			info.Metric("seen", seen)
-			out.Emit(MLDoubled{in.N * 2})
-			return nil
-		})
+		return &doubler{info: info}
 	}))
 	sink := b.Bolt("sink", dsl.AutoAck(func(MLDoubled, dsl.Emitter) error { return nil }))
 	b.Anchored(spout, double, dsl.Shuffle[MLNumber]())
@@ -78,7 +85,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: gorunner serve")
 		os.Exit(2)
 	}
-	if err := multilang.Serve(context.Background(), topo, multilang.WithMetrics()); err != nil {
+	if err := multilang.Serve(context.Background(), topo, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "gorunner:", err)
 		os.Exit(1)
 	}

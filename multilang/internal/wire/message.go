@@ -1,4 +1,4 @@
-package multilang
+package wire
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"github.com/goshelter/goshelter/protocol"
 )
 
 // Kind names a multilang command.
@@ -38,11 +36,40 @@ const (
 // DefaultStream is Storm's stream id for emits that name none.
 const DefaultStream = "default"
 
-// Storm's system streams as a shell bolt sees them.
+// Storm's system component and streams, as a shell bolt sees them.
 const (
+	SystemComponent = "__system"
 	HeartbeatStream = "__heartbeat"
 	TickStream      = "__tick"
 )
+
+// Level is a log message's level, numbered as in Storm's multilang protocol.
+type Level int
+
+// The levels a child may give; anything else is read as LevelInfo.
+const (
+	LevelTrace Level = iota
+	LevelDebug
+	LevelInfo
+	LevelWarn
+	LevelError
+)
+
+func (l Level) String() string {
+	switch l {
+	case LevelTrace:
+		return "trace"
+	case LevelDebug:
+		return "debug"
+	case LevelInfo:
+		return "info"
+	case LevelWarn:
+		return "warn"
+	case LevelError:
+		return "error"
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
 
 // ID is a message or tuple id exactly as it appeared in JSON: a quoted string or
 // a number. Spout message ids are echoed back to the child verbatim; the zero ID
@@ -96,7 +123,7 @@ type Message struct {
 	// Msg is the text of a log or error.
 	Msg string
 	// Level is a log's level, info when the child gave none.
-	Level protocol.Level
+	Level Level
 	// Name and Params are a metrics update.
 	Name   string
 	Params json.RawMessage
@@ -198,7 +225,7 @@ func decodeLog(m *Message, w *wireMessage) error {
 	if w.Msg != nil {
 		m.Msg = *w.Msg
 	}
-	m.Level = protocol.LevelInfo
+	m.Level = LevelInfo
 	if isNull(w.Level) {
 		return nil
 	}
@@ -206,8 +233,8 @@ func decodeLog(m *Message, w *wireMessage) error {
 	if err != nil {
 		return err
 	}
-	if l >= int(protocol.LevelTrace) && l <= int(protocol.LevelError) {
-		m.Level = protocol.Level(l)
+	if l >= int(LevelTrace) && l <= int(LevelError) {
+		m.Level = Level(l)
 	}
 	return nil
 }
@@ -326,9 +353,9 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 		}{m.Kind, m.ID})
 	case KindLog:
 		return json.Marshal(struct {
-			Command Kind           `json:"command"`
-			Msg     string         `json:"msg"`
-			Level   protocol.Level `json:"level"`
+			Command Kind   `json:"command"`
+			Msg     string `json:"msg"`
+			Level   Level  `json:"level"`
 		}{m.Kind, m.Msg, m.Level})
 	case KindError:
 		return json.Marshal(map[string]string{"command": string(m.Kind), "msg": m.Msg})

@@ -1,4 +1,4 @@
-package multilang
+package wire
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package multilang
+package wire
 
 import (
 	"bytes"
@@ -62,8 +62,9 @@ type Tuple struct {
 	Values []json.RawMessage `json:"tuple"`
 }
 
-// outTuple is a Tuple whose values are still Go values, encoded by the writer.
-type outTuple struct {
+// OutTuple is a Tuple as a host writes it: its values are still Go values,
+// so they are encoded once, by the goroutine that writes the frame.
+type OutTuple struct {
 	ID     string `json:"id"`
 	Comp   string `json:"comp"`
 	Stream string `json:"stream"`
@@ -71,13 +72,14 @@ type outTuple struct {
 	Values []any  `json:"tuple"`
 }
 
-// spoutCommand is next, ack, fail, activate or deactivate.
-type spoutCommand struct {
+// SpoutCommand is what a host sends a spout: next, ack, fail, activate or
+// deactivate (ID only for ack and fail).
+type SpoutCommand struct {
 	Command Kind `json:"command"`
 	ID      ID   `json:"id,omitempty"`
 }
 
-// HostMessage is one message from a host, as a child (the [Serve] runner) reads it.
+// HostMessage is one message from a host, as a child (multilang.Serve) reads it.
 type HostMessage struct {
 	Kind      Kind
 	Handshake *Handshake // KindHandshake

@@ -7,13 +7,25 @@ import (
 	"sync"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
 
 // Shell tuples are JSON arrays; goshelter tuples are structs. The mapping is by
 // position: the i-th value fills the struct's i-th exported field (the stream's
 // i-th field), decoded by encoding/json into the field's type.
 
-// fieldIndexes caches the exported field indexes of stream types.
+// streamOf returns topo's stream of Go type t, or nil.
+func streamOf(topo *dsl.Topology, t reflect.Type) *dsl.Stream {
+	for _, s := range topo.Streams {
+		if s.Type == t {
+			return s
+		}
+	}
+	return nil
+}
+
+// fieldIndexes caches the exported field indexes of stream types: reflection
+// on every tuple a child sends would otherwise walk the struct each time.
 var fieldIndexes sync.Map // reflect.Type -> []int
 
 func exportedFields(t reflect.Type) []int {
@@ -39,7 +51,7 @@ func decodeValues(s *dsl.Stream, raw []json.RawMessage) (any, error) {
 	v := reflect.New(s.Type).Elem()
 	for i, f := range fields {
 		if err := json.Unmarshal(raw[i], v.Field(f).Addr().Interface()); err != nil {
-			return nil, fmt.Errorf("stream %q field %q (%v): value %s: %v", s.Name, s.Fields[i], s.Type.Field(f).Type, Preview(raw[i]), err)
+			return nil, fmt.Errorf("stream %q field %q (%v): value %s: %v", s.Name, s.Fields[i], s.Type.Field(f).Type, wire.Preview(raw[i]), err)
 		}
 	}
 	return v.Interface(), nil
@@ -50,5 +62,11 @@ func encodeValues(s *dsl.Stream, tuple any) []any {
 	if s == nil {
 		return []any{}
 	}
-	return s.Values(tuple)
+	v := reflect.ValueOf(tuple)
+	fields := exportedFields(s.Type)
+	out := make([]any, len(fields))
+	for i, f := range fields {
+		out[i] = v.Field(f).Interface()
+	}
+	return out
 }

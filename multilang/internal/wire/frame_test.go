@@ -1,4 +1,4 @@
-package multilang_test
+package wire_test
 
 import (
 	"errors"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goshelter/goshelter/multilang"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
 
 func frames(t *testing.T, input string, max int) ([]string, error) {
 	t.Helper()
-	fr := multilang.NewFrameReader(strings.NewReader(input), max)
+	fr := wire.NewFrameReader(strings.NewReader(input), max)
 	var out []string
 	for {
 		f, err := fr.Next()
@@ -56,26 +56,26 @@ func TestFrameReaderErrors(t *testing.T) {
 		t.Errorf("input ending mid-message: %v, want a wrapped io.ErrUnexpectedEOF", err)
 	}
 	_, err = frames(t, strings.Repeat("y", 100)+"\nend\n", 64)
-	if !errors.Is(err, multilang.ErrTooLarge) || !strings.Contains(err.Error(), "yyyy") {
+	if !errors.Is(err, wire.ErrTooLarge) || !strings.Contains(err.Error(), "yyyy") {
 		t.Errorf("oversized message: %v, want ErrTooLarge quoting the data", err)
 	}
 }
 
 func TestWriteFrame(t *testing.T) {
 	var b strings.Builder
-	if err := multilang.WriteFrame(&b, map[string]any{"msg": "<a & b>\nnext"}); err != nil {
+	if err := wire.WriteFrame(&b, map[string]any{"msg": "<a & b>\nnext"}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := b.String(), "{\"msg\":\"<a & b>\\nnext\"}\nend\n"; got != want {
 		t.Errorf("WriteFrame wrote %q, want %q", got, want)
 	}
-	if err := multilang.WriteFrame(&b, func() {}); err == nil {
+	if err := wire.WriteFrame(&b, func() {}); err == nil {
 		t.Error("WriteFrame accepted a value JSON cannot encode")
 	}
 }
 
 func TestPreviewShortensLongData(t *testing.T) {
-	p := multilang.Preview([]byte(strings.Repeat("z", 1000)))
+	p := wire.Preview([]byte(strings.Repeat("z", 1000)))
 	if len(p) > 260 || !strings.HasSuffix(p, "(1000 bytes)") {
 		t.Errorf("Preview = %q", p)
 	}

@@ -1,4 +1,4 @@
-package multilang_test
+package wire_test
 
 import (
 	"encoding/json"
@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goshelter/goshelter/multilang"
-	"github.com/goshelter/goshelter/protocol"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
 
 func raw(values ...string) []json.RawMessage {
@@ -22,34 +21,34 @@ func TestDecodeAppliesStormDefaults(t *testing.T) {
 	cases := []struct {
 		name string
 		in   string
-		want multilang.Message
+		want wire.Message
 	}{
 		{"emit with nothing optional", `{"command":"emit","tuple":["a"]}`,
-			multilang.Message{Kind: multilang.KindEmit, Stream: "default", Tuple: raw(`"a"`), NeedTaskIDs: true}},
+			wire.Message{Kind: wire.KindEmit, Stream: "default", Tuple: raw(`"a"`), NeedTaskIDs: true}},
 		{"emit with everything", `{"command":"emit","id":12,"stream":"s","task":4,"anchors":["1",2],"need_task_ids":false,"tuple":[1,{"x":null}]}`,
-			multilang.Message{Kind: multilang.KindEmit, ID: "12", Stream: "s", Task: 4, Anchors: []string{"1", "2"}, Tuple: raw(`1`, `{"x":null}`)}},
+			wire.Message{Kind: wire.KindEmit, ID: "12", Stream: "s", Task: 4, Anchors: []string{"1", "2"}, Tuple: raw(`1`, `{"x":null}`)}},
 		{"single-string anchor", `{"command":"emit","anchors":"-695","tuple":[]}`,
-			multilang.Message{Kind: multilang.KindEmit, Stream: "default", Anchors: []string{"-695"}, Tuple: raw(), NeedTaskIDs: true}},
+			wire.Message{Kind: wire.KindEmit, Stream: "default", Anchors: []string{"-695"}, Tuple: raw(), NeedTaskIDs: true}},
 		{"empty stream means default", `{"command":"emit","stream":"","tuple":[]}`,
-			multilang.Message{Kind: multilang.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
+			wire.Message{Kind: wire.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
 		{"null task means none", `{"command":"emit","task":null,"tuple":[]}`,
-			multilang.Message{Kind: multilang.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
+			wire.Message{Kind: wire.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
 		{"string message id", `{"command":"emit","id":"m-1","tuple":[]}`,
-			multilang.Message{Kind: multilang.KindEmit, ID: `"m-1"`, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
-		{"multi-line JSON", "{\n\"command\": \"sync\"\n}\n", multilang.Message{Kind: multilang.KindSync}},
-		{"ack with a string id", `{"command":"ack","id":"7"}`, multilang.Message{Kind: multilang.KindAck, ID: `"7"`}},
-		{"fail with a numeric id", `{"command":"fail","id":-7}`, multilang.Message{Kind: multilang.KindFail, ID: "-7"}},
-		{"log without level is info", `{"command":"log","msg":"hi"}`, multilang.Message{Kind: multilang.KindLog, Msg: "hi", Level: protocol.LevelInfo}},
-		{"log level 0 is trace", `{"command":"log","msg":"t","level":0}`, multilang.Message{Kind: multilang.KindLog, Msg: "t", Level: protocol.LevelTrace}},
-		{"log level 4 is error", `{"command":"log","msg":"e","level":4}`, multilang.Message{Kind: multilang.KindLog, Msg: "e", Level: protocol.LevelError}},
-		{"unknown log level is info", `{"command":"log","msg":"?","level":9}`, multilang.Message{Kind: multilang.KindLog, Msg: "?", Level: protocol.LevelInfo}},
-		{"error", `{"command":"error","msg":"oops"}`, multilang.Message{Kind: multilang.KindError, Msg: "oops"}},
-		{"metrics", `{"command":"metrics","name":"n","params":[1, 2]}`, multilang.Message{Kind: multilang.KindMetrics, Name: "n", Params: json.RawMessage(`[1, 2]`)}},
-		{"pid", `{"pid": 1234}`, multilang.Message{Kind: multilang.KindPid, Pid: 1234}},
+			wire.Message{Kind: wire.KindEmit, ID: `"m-1"`, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
+		{"multi-line JSON", "{\n\"command\": \"sync\"\n}\n", wire.Message{Kind: wire.KindSync}},
+		{"ack with a string id", `{"command":"ack","id":"7"}`, wire.Message{Kind: wire.KindAck, ID: `"7"`}},
+		{"fail with a numeric id", `{"command":"fail","id":-7}`, wire.Message{Kind: wire.KindFail, ID: "-7"}},
+		{"log without level is info", `{"command":"log","msg":"hi"}`, wire.Message{Kind: wire.KindLog, Msg: "hi", Level: wire.LevelInfo}},
+		{"log level 0 is trace", `{"command":"log","msg":"t","level":0}`, wire.Message{Kind: wire.KindLog, Msg: "t", Level: wire.LevelTrace}},
+		{"log level 4 is error", `{"command":"log","msg":"e","level":4}`, wire.Message{Kind: wire.KindLog, Msg: "e", Level: wire.LevelError}},
+		{"unknown log level is info", `{"command":"log","msg":"?","level":9}`, wire.Message{Kind: wire.KindLog, Msg: "?", Level: wire.LevelInfo}},
+		{"error", `{"command":"error","msg":"oops"}`, wire.Message{Kind: wire.KindError, Msg: "oops"}},
+		{"metrics", `{"command":"metrics","name":"n","params":[1, 2]}`, wire.Message{Kind: wire.KindMetrics, Name: "n", Params: json.RawMessage(`[1, 2]`)}},
+		{"pid", `{"pid": 1234}`, wire.Message{Kind: wire.KindPid, Pid: 1234}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := multilang.Decode([]byte(c.in))
+			got, err := wire.Decode([]byte(c.in))
 			if err != nil {
 				t.Fatalf("Decode(%s): %v", c.in, err)
 			}
@@ -87,7 +86,7 @@ func TestDecodeRejectsBadInputWithAReason(t *testing.T) {
 		`{"pid":1e40}`:                                 "not a whole number in range",
 	}
 	for in, want := range cases {
-		_, err := multilang.Decode([]byte(in))
+		_, err := wire.Decode([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Decode(%q) error = %v, want one containing %q", in, err, want)
 		}
@@ -95,23 +94,23 @@ func TestDecodeRejectsBadInputWithAReason(t *testing.T) {
 }
 
 func TestMessageMarshalDecodesBack(t *testing.T) {
-	msgs := []multilang.Message{
-		{Kind: multilang.KindEmit, ID: `"x"`, Stream: "s", Task: 3, Tuple: raw(`1`, `"two"`), Anchors: []string{"a"}, NeedTaskIDs: false},
-		{Kind: multilang.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true},
-		{Kind: multilang.KindAck, ID: "5"},
-		{Kind: multilang.KindFail, ID: `"5"`},
-		{Kind: multilang.KindLog, Msg: "m", Level: protocol.LevelWarn},
-		{Kind: multilang.KindError, Msg: "bad"},
-		{Kind: multilang.KindMetrics, Name: "n", Params: json.RawMessage(`{"a":1}`)},
-		{Kind: multilang.KindSync},
-		{Kind: multilang.KindPid, Pid: 42},
+	msgs := []wire.Message{
+		{Kind: wire.KindEmit, ID: `"x"`, Stream: "s", Task: 3, Tuple: raw(`1`, `"two"`), Anchors: []string{"a"}, NeedTaskIDs: false},
+		{Kind: wire.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true},
+		{Kind: wire.KindAck, ID: "5"},
+		{Kind: wire.KindFail, ID: `"5"`},
+		{Kind: wire.KindLog, Msg: "m", Level: wire.LevelWarn},
+		{Kind: wire.KindError, Msg: "bad"},
+		{Kind: wire.KindMetrics, Name: "n", Params: json.RawMessage(`{"a":1}`)},
+		{Kind: wire.KindSync},
+		{Kind: wire.KindPid, Pid: 42},
 	}
 	for _, m := range msgs {
 		b, err := m.MarshalJSON()
 		if err != nil {
 			t.Fatalf("marshal %+v: %v", m, err)
 		}
-		got, err := multilang.Decode(b)
+		got, err := wire.Decode(b)
 		if err != nil {
 			t.Fatalf("decode %s: %v", b, err)
 		}
@@ -122,13 +121,13 @@ func TestMessageMarshalDecodesBack(t *testing.T) {
 }
 
 func TestIDKeepsItsJSONForm(t *testing.T) {
-	if got := multilang.StringID("a\"b").String(); got != "a\"b" {
+	if got := wire.StringID("a\"b").String(); got != "a\"b" {
 		t.Errorf("String() = %q", got)
 	}
-	if got := multilang.ID("12").String(); got != "12" {
+	if got := wire.ID("12").String(); got != "12" {
 		t.Errorf("numeric String() = %q", got)
 	}
-	b, _ := json.Marshal(struct{ ID multilang.ID }{multilang.ID("12")})
+	b, _ := json.Marshal(struct{ ID wire.ID }{wire.ID("12")})
 	if string(b) != `{"ID":12}` {
 		t.Errorf("marshal = %s", b)
 	}
@@ -136,26 +135,26 @@ func TestIDKeepsItsJSONForm(t *testing.T) {
 
 func TestDecodeHost(t *testing.T) {
 	hs := `{"conf":{"topology.name":"t"},"pidDir":"/tmp/p","context":{"taskid":3,"componentid":"split","task->component":{"3":"split"}}}`
-	m, err := multilang.DecodeHost([]byte(hs))
-	if err != nil || m.Kind != multilang.KindHandshake || m.Handshake.Context.ComponentID != "split" || m.Handshake.PidDir != "/tmp/p" || m.Handshake.Context.TaskID != 3 {
+	m, err := wire.DecodeHost([]byte(hs))
+	if err != nil || m.Kind != wire.KindHandshake || m.Handshake.Context.ComponentID != "split" || m.Handshake.PidDir != "/tmp/p" || m.Handshake.Context.TaskID != 3 {
 		t.Fatalf("handshake: %+v, %v", m, err)
 	}
-	for in, kind := range map[string]multilang.Kind{
-		`{"command":"next"}`:         multilang.KindNext,
-		`{"command":"activate"}`:     multilang.KindActivate,
-		`{"command":"deactivate"}`:   multilang.KindDeactivate,
-		`{"command":"ack","id":"1"}`: multilang.KindAck,
-		`{"command":"fail","id":1}`:  multilang.KindFail,
-		`[1, 2]`:                     multilang.KindTaskIDs,
-		`{"id":"1","comp":"c","stream":"__heartbeat","task":-1,"tuple":[]}`: multilang.KindTuple,
+	for in, kind := range map[string]wire.Kind{
+		`{"command":"next"}`:         wire.KindNext,
+		`{"command":"activate"}`:     wire.KindActivate,
+		`{"command":"deactivate"}`:   wire.KindDeactivate,
+		`{"command":"ack","id":"1"}`: wire.KindAck,
+		`{"command":"fail","id":1}`:  wire.KindFail,
+		`[1, 2]`:                     wire.KindTaskIDs,
+		`{"id":"1","comp":"c","stream":"__heartbeat","task":-1,"tuple":[]}`: wire.KindTuple,
 	} {
-		m, err := multilang.DecodeHost([]byte(in))
+		m, err := wire.DecodeHost([]byte(in))
 		if err != nil || m.Kind != kind {
 			t.Errorf("DecodeHost(%s) = %+v, %v; want kind %q", in, m, err, kind)
 		}
 	}
 	for _, bad := range []string{``, `x`, `["a"]`, `{"command":"dance"}`, `{"command":"ack"}`, `{}`, `{"tuple":"x"}`, `{"context":[]}`} {
-		if _, err := multilang.DecodeHost([]byte(bad)); err == nil {
+		if _, err := wire.DecodeHost([]byte(bad)); err == nil {
 			t.Errorf("DecodeHost(%q) accepted bad input", bad)
 		}
 	}
@@ -176,7 +175,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := multilang.Decode(data)
+		m, err := wire.Decode(data)
 		if err != nil {
 			return
 		}
@@ -184,7 +183,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("cannot encode accepted message %+v: %v", m, err)
 		}
-		again, err := multilang.Decode(b)
+		again, err := wire.Decode(b)
 		if err != nil {
 			t.Fatalf("cannot decode %s (from %q): %v", b, data, err)
 		}
@@ -203,6 +202,6 @@ func FuzzDecodeHost(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = multilang.DecodeHost(data)
+		_, _ = wire.DecodeHost(data)
 	})
 }

@@ -1,0 +1,106 @@
+package observe_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/sheltertest"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// run runs numbers until it is idle; the test stops it.
+func run(t *testing.T) *supervision.Running {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := supervision.Run(context.Background(), numbers()) // its ctx would end the topology
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Stop(context.Background()) })
+	if err := sheltertest.WaitIdle(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// buffer is a bytes.Buffer safe for the progress goroutine and the test.
+type buffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestProgressFollowsARunningTopologyUntilItStops(t *testing.T) {
+	r := run(t)
+	var out buffer
+	stop := observe.Progress(&out, r, time.Millisecond)
+	defer stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "emitted=3 ") && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !strings.HasPrefix(out.String(), "progress: ") || !strings.Contains(out.String(), "emitted=3 ") || !strings.Contains(out.String(), "acked=3 ") {
+		t.Fatalf("progress printed %q", out.String())
+	}
+	if err := r.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A line a millisecond while it runs: 50 ms without one means it ended.
+	deadline = time.Now().Add(5 * time.Second)
+	for before := ""; out.String() != before; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("progress kept printing after the topology stopped")
+		}
+		before = out.String()
+	}
+}
+
+func TestInstrumentReadsTheTopologyAtCollection(t *testing.T) {
+	r := run(t)
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer provider.Shutdown(context.Background())
+	reg, err := observe.Instrument(provider.Meter("test"), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Unregister()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "goshelter.tuples.acked" {
+				continue
+			}
+			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				c, _ := p.Attributes.Value("component")
+				acked[c.AsString()] += p.Value
+			}
+		}
+	}
+	if acked["numbers"] != 3 || acked["double"] != 3 || acked["__acker"] != 3 {
+		t.Errorf("goshelter.tuples.acked by component = %v, want 3 each", acked)
+	}
+}

@@ -1,0 +1,477 @@
+package specs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/sheltertest"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// The edges real components reach (issue 11): every message gets exactly one
+// outcome whatever panics where, a Stop that always returns, and a topology that
+// stays live under slow sources and slow ticks.
+
+// panickyAcks is a reliable queue whose Ack or Nack callback panics for one
+// id, after recording the outcome; Verify checks exactly-once.
+type panickyAcks struct {
+	lifecycleSource
+	ackPanics, nackPanics int
+	handed                int
+}
+
+func (s *panickyAcks) Next() (int, Num, bool) {
+	id, v, ok := s.lifecycleSource.Next()
+	if ok {
+		s.mu.Lock()
+		s.handed = max(s.handed, id)
+		s.mu.Unlock()
+	}
+	return id, v, ok
+}
+
+func (s *panickyAcks) Ack(id int) {
+	s.lifecycleSource.Ack(id)
+	if id == s.ackPanics {
+		panic("ack callback broke")
+	}
+}
+
+func (s *panickyAcks) Nack(id int) {
+	s.lifecycleSource.Nack(id)
+	if id == s.nackPanics {
+		panic("nack callback broke")
+	}
+}
+
+// outcomes counts every outcome so far.
+func (s *panickyAcks) outcomes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.acked) + len(s.nacked)
+}
+
+// verify checks that every id handed out got exactly one outcome.
+func (s *panickyAcks) verify() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[int]int{}
+	for _, id := range append(append([]int(nil), s.acked...), s.nacked...) {
+		seen[id]++
+	}
+	for id := 1; id <= s.handed; id++ {
+		if seen[id] != 1 {
+			return fmt.Errorf("message %d has %d outcomes", id, seen[id])
+		}
+	}
+	if len(seen) != s.handed {
+		return fmt.Errorf("%d ids have outcomes, %d were handed out", len(seen), s.handed)
+	}
+	return nil
+}
+
+var _ = Describe("Edges: one outcome for every message", Label("edges"), func() {
+	It("nacks a reliable spout's message whose grouping key panics, and the spout goes on", Label("grouping-fields"), func() {
+		src := sheltertest.NewSource(KeyedNum{Key: "a", N: 1}, KeyedNum{Key: "boom", N: 2}, KeyedNum{Key: "c", N: 3})
+		got := NewDeliveries[KeyedNum]()
+		b := dsl.New("key-panics", nil)
+		spout := b.Spout("spout", src.Spout())
+		sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(2)) // two tasks, so the key is computed
+		b.Anchored(spout, sink, dsl.Fields(func(k KeyedNum) string {
+			if k.Key == "boom" {
+				panic("no key for boom")
+			}
+			return k.Key
+		}, "Key"))
+		logs, observed := ObserveLogs()
+		r := Run(Build(b), NewManualClock().Option(), logs)
+
+		Eventually(src.Outcomes).Should(HaveLen(3))
+		Expect(src.Verify()).To(Succeed())
+		Expect(AckedIDs(src)).To(ConsistOf(1, 3))
+		Expect(NackedIDs(src)).To(Equal([]int{2}))
+		Expect(r.Stats().Restarts).To(BeZero(), "a bad tuple is not a broken task")
+		Expect(observed.FilterMessage("spout could not emit; the message fails").Len()).To(Equal(1))
+		Stop(r)
+		Expect(src.Verify()).To(Succeed(), "and nothing more after the stop")
+	})
+
+	It("drops an unreliable spout's tuple whose grouping key panics, logs it, and goes on", Label("grouping-fields"), func() {
+		got := NewDeliveries[KeyedNum]()
+		var n atomic.Int32
+		b := dsl.New("key-panics-unreliable", nil)
+		spout := b.Spout("spout", dsl.Unreliable(func() (KeyedNum, bool) {
+			i := n.Add(1)
+			if i > 3 {
+				return KeyedNum{}, false
+			}
+			return KeyedNum{Key: map[int32]string{1: "a", 2: "boom", 3: "c"}[i], N: int(i)}, true
+		}))
+		sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(2))
+		b.Anchored(spout, sink, dsl.Fields(func(k KeyedNum) string {
+			if k.Key == "boom" {
+				panic("no key for boom")
+			}
+			return k.Key
+		}, "Key"))
+		r := Run(Build(b), NewManualClock().Option())
+		Eventually(got.Len).Should(Equal(2))
+		Consistently(got.Len).Should(Equal(2))
+		Expect(r.Stats().Restarts).To(BeZero())
+	})
+
+	DescribeTable("gives every id exactly one outcome when a source callback panics",
+		func(ackPanics, nackPanics int, fail bool) {
+			src := &panickyAcks{ackPanics: ackPanics, nackPanics: nackPanics}
+			src.Push(gpNums(1, 20)...)
+			b := dsl.New("callback-panics", dsl.Conf{dsl.MaxSpoutPending: 4})
+			spout := b.Spout("spout", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Num] { return src }))
+			sink := b.Bolt("sink", dsl.AutoAck(func(in Num, _ dsl.Emitter) error {
+				if fail {
+					return errors.New("rejected")
+				}
+				return nil
+			}))
+			b.Anchored(spout, sink, dsl.Shuffle[Num]())
+			r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
+
+			Eventually(src.outcomes).Should(Equal(20))
+			Expect(src.verify()).To(Succeed())
+			Eventually(func() int { return r.Stats().Restarts }).Should(BeNumerically(">=", 1), "a callback that panics fails its task")
+			Stop(r)
+			Expect(src.verify()).To(Succeed())
+		},
+		Entry("Ack panics", 3, 0, false),
+		Entry("Nack panics", 0, 3, true),
+	)
+
+	It("tracks a reliable spout's tuples on an unanchored edge too: a failing bolt nacks them", Label("anchoring"), func() {
+		src := sheltertest.NewSource(Num{N: 1}, Num{N: 2})
+		b := dsl.New("unanchored-reliable", nil)
+		spout := b.Spout("spout", src.Spout())
+		reject := b.Bolt("reject", dsl.AutoAck(func(in Num, _ dsl.Emitter) error {
+			if in.N == 2 {
+				return errors.New("rejected")
+			}
+			return nil
+		}))
+		b.Unanchored(spout, reject, dsl.Shuffle[Num]())
+		Run(Build(b), NewManualClock().Option())
+
+		Eventually(src.Outcomes).Should(HaveLen(2))
+		Expect(AckedIDs(src)).To(Equal([]int{1}))
+		Expect(NackedIDs(src)).To(Equal([]int{2}), "Storm and FsShelter track a spout emit with an id on every edge")
+	})
+
+	It("leaves a bolt's emit on an unanchored edge out of its input's tree", Label("anchoring"), func() {
+		src := sheltertest.NewSource(Num{N: 1})
+		b := dsl.New("unanchored-bolt", nil)
+		b.Streams(Cooked{})
+		spout := b.Spout("spout", src.Spout())
+		cook := b.Bolt("cook", dsl.AutoAck(func(in Num, out dsl.Emitter) error { out.Emit(Cooked{N: in.N}); return nil }))
+		reject := b.Bolt("reject", dsl.AutoAck(func(Cooked, dsl.Emitter) error { return errors.New("rejected") }))
+		b.Anchored(spout, cook, dsl.Shuffle[Num]())
+		b.Unanchored(cook, reject, dsl.Shuffle[Cooked]())
+		Run(Build(b), NewManualClock().Option())
+		Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
+	})
+})
+
+var _ = Describe("Edges: bad numbers fail at Build", Label("edges", "dsl-validation"), func() {
+	DescribeTable("names the key and the value",
+		func(key string, value any, message string) {
+			b := dsl.New("absurd", dsl.Conf{key: value})
+			spout := b.Spout("numbers", CountTo(1))
+			b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
+			verr := validationError(b)
+			Expect(verr.Problems).To(ContainElement(ContainSubstring(message)))
+		},
+		Entry("a receive buffer of 2^62", dsl.ReceiveBufferSize, int64(1)<<62, `conf "topology.executor.receive.buffer.size": 4611686018427387904 is above the maximum 1048576`),
+		Entry("a batch size of 2^40", dsl.BatchSize, int64(1)<<40, `conf "goshelter.batch.size": 1099511627776 is above the maximum 65536`),
+		Entry("a max spout pending above 2^31-1", dsl.MaxSpoutPending, int64(1)<<40, `conf "topology.max.spout.pending": 1099511627776 is above the maximum 2147483647`),
+		Entry("a million ackers", dsl.AckerTasks, 1_000_000, `conf "topology.acker.executors": 1000000 is above the maximum 1024`),
+		Entry("a message timeout of 2^62 seconds", dsl.MessageTimeout, int64(1)<<62, `conf "topology.message.timeout.secs": 4611686018427387904 is above the maximum`),
+		Entry("a negative tick frequency", dsl.TickFrequency, -1, `conf "topology.tick.tuple.freq.secs": -1 is below the minimum 0`),
+		Entry("a NaN timeout", dsl.MessageTimeout, math.NaN(), `conf "topology.message.timeout.secs": NaN is not a number of seconds`),
+		Entry("a negative flush interval", dsl.BatchFlushInterval, -1, `conf "topology.batch.flush.interval.millis": -1 is below the minimum 0`),
+	)
+
+	It("rejects a parallelism that would spawn millions of tasks", func() {
+		b := dsl.New("absurd", nil)
+		spout := b.Spout("numbers", CountTo(1), dsl.Parallelism(1<<30))
+		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
+		Expect(validationError(b).Problems).To(ContainElement(`component "numbers" has parallelism 1073741824; it must be at most 4096`))
+	})
+
+	It("costs memory only for what is pending with max spout pending 2^31-1 (\"unlimited\")", func() {
+		src := sheltertest.NewSource(gpNums(1, 100)...)
+		b := dsl.New("unlimited", dsl.Conf{dsl.MaxSpoutPending: math.MaxInt32})
+		spout := b.Spout("spout", src.Spout(), dsl.Parallelism(4))
+		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r := Run(Build(b))
+		Eventually(func() []int { return AckedIDs(src) }).Should(HaveLen(100))
+		runtime.ReadMemStats(&after)
+		Expect(after.HeapAlloc).To(BeNumerically("<", before.HeapAlloc+64<<20), "four spout tasks with an 'unlimited' max pending")
+		Stop(r)
+	})
+})
+
+var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges", "batching"), func() {
+	// A source that waits for data: each Next blocks until the spec hands it a
+	// value (or the feed closes), as a queue consumer does.
+	type feed struct {
+		values chan Num
+		calls  atomic.Int32
+	}
+	newFeed := func() *feed {
+		f := &feed{values: make(chan Num)}
+		DeferCleanup(func() { close(f.values) })
+		return f
+	}
+
+	It("delivers a slow source's tuple once the flush interval has passed, not after a batch of Next calls", func() {
+		f := newFeed()
+		got := NewDeliveries[Num]()
+		b := dsl.New("slow-source", dsl.Conf{dsl.BatchFlushInterval: 5})
+		spout := b.Spout("spout", dsl.Unreliable(func() (Num, bool) {
+			f.calls.Add(1)
+			v, ok := <-f.values
+			return v, ok
+		}))
+		b.Anchored(spout, b.Bolt("sink", CaptureBolt(got)), dsl.Shuffle[Num]())
+		clk := NewManualClock()
+		Run(Build(b), clk.Option())
+
+		for n := 1; n <= 3; n++ {
+			Eventually(f.calls.Load).Should(Equal(int32(n)), "Next %d is waiting for data", n)
+			clk.Advance(5 * time.Millisecond) // the source took longer than the flush interval
+			f.values <- Num{N: n}
+			Eventually(got.Len).Should(Equal(n), "tuple %d is delivered while the next Next waits", n)
+		}
+	})
+
+	It("serves acks between slow Next calls", func() {
+		f := newFeed()
+		var acked atomic.Int32
+		b := dsl.New("slow-source-acks", dsl.Conf{dsl.BatchFlushInterval: 5})
+		spout := b.Spout("spout", dsl.Reliable(func() (int, Num, bool) {
+			f.calls.Add(1)
+			v, ok := <-f.values
+			return v.N, v, ok
+		}, func(int) { acked.Add(1) }, func(int) {}))
+		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
+		clk := NewManualClock()
+		Run(Build(b), clk.Option())
+
+		for n := 1; n <= 4; n++ {
+			Eventually(f.calls.Load).Should(Equal(int32(n)), "Next %d is waiting for data", n)
+			clk.Advance(5 * time.Millisecond)
+			f.values <- Num{N: n}
+			if n > 1 {
+				// Next n answered, its burst ended, and the spout served its mailbox
+				// before asking again: message n-1's ack is in.
+				Eventually(acked.Load).Should(BeNumerically(">=", int32(n-1)), "the ack of message %d", n-1)
+			}
+		}
+	})
+
+	It("keeps executing inputs when tick work takes longer than the tick period", Label("tick"), func() {
+		clk := NewManualClock()
+		var ticks atomic.Int32
+		got := NewDeliveries[Num]()
+		b := dsl.New("slow-ticks", dsl.Conf{dsl.TickFrequency: 10 * time.Millisecond})
+		n := 0 // touched only by the spout's task
+		spout := b.Spout("spout", dsl.Unreliable(func() (Num, bool) {
+			if ticks.Load() == 0 || n == 500 {
+				return Num{}, false // data starts once the ticks do
+			}
+			n++
+			return Num{N: n}, true
+		}))
+		sink := b.Bolt("sink", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
+			got.Created(info)
+			return &slowTicker{deliveries: got, info: info, work: func() {
+				ticks.Add(1)
+				clk.Advance(15 * time.Millisecond) // a tick's work outlasts the period
+			}}
+		}))
+		b.Anchored(spout, sink, dsl.Shuffle[Num]())
+		Run(Build(b), clk.Option())
+		clk.Advance(10 * time.Millisecond)
+
+		Eventually(got.Len).Should(Equal(500), "inputs keep flowing between ticks")
+		Expect(ticks.Load()).To(BeNumerically(">", 1))
+	})
+})
+
+// slowTicker records inputs and does work on every tick.
+type slowTicker struct {
+	deliveries *Deliveries[Num]
+	info       dsl.TaskInfo
+	work       func()
+}
+
+func (s *slowTicker) Execute(in Num, _ dsl.Emitter) error {
+	s.deliveries.Add(s.info, in)
+	return nil
+}
+
+func (s *slowTicker) Tick(dsl.Tick, dsl.Collector) error {
+	s.work()
+	return nil
+}
+
+// gate blocks callers until it is opened; a spec's cleanup opens it so nothing
+// stays blocked.
+type gate struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newGate() *gate {
+	g := &gate{ch: make(chan struct{})}
+	DeferCleanup(g.open)
+	return g
+}
+
+func (g *gate) wait() { <-g.ch }
+func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+func (g *gate) isOpen() bool {
+	select {
+	case <-g.ch:
+		return true
+	default:
+		return false
+	}
+}
+
+var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func() {
+	// stopWithin calls r.Stop(ctx) on another goroutine and returns its result
+	// channel, so a spec can bound how long it may take.
+	stopAsync := func(r *supervision.Running, ctx context.Context) <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- r.Stop(ctx) }()
+		return done
+	}
+
+	It("returns by ctx's deadline while a restarted incarnation is stuck activating", func() {
+		stuck := newGate()
+		var spouts, bolts, activations atomic.Int32
+		b := dsl.New("stuck-activation", nil)
+		spout := b.Spout("spout", dsl.UnreliableFrom(func(dsl.TaskInfo) func() (Num, bool) {
+			if spouts.Add(1) == 1 {
+				return func() (Num, bool) { panic("first incarnation breaks") }
+			}
+			return func() (Num, bool) { return Num{}, false }
+		}))
+		sink := b.Bolt("sink", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Num] {
+			incarnation := bolts.Add(1)
+			return HandlerFunc[Num](func(in Num, _ dsl.Emitter) error {
+				if in.N == -1 && incarnation > 1 {
+					activations.Add(1)
+					stuck.wait() // blocks on its activation tuple after the restart
+				}
+				return nil
+			})
+		}), dsl.LifecycleTuples(Num{N: -1}, nil))
+		b.Anchored(spout, sink, dsl.Shuffle[Num]())
+		r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 5), supervision.WithDrainTimeout(time.Hour))
+		Eventually(activations.Load).Should(Equal(int32(1)), "the restarted bolt is stuck activating")
+
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		var err error
+		Eventually(stopAsync(r, ctx)).WithTimeout(2 * time.Second).Should(Receive(&err))
+		Expect(err).To(MatchError(context.DeadlineExceeded))
+		Expect(time.Since(start)).To(BeNumerically("<", time.Second))
+		stuck.open()
+		Eventually(r.Done()).WithTimeout(5*time.Second).Should(BeClosed(), "the stop goes on and ends once the bolt lets go")
+	})
+
+	It("returns after the drain timeout and a bounded grace when a bolt never returns, naming it", func() {
+		blocked := newGate()
+		b := dsl.New("stuck-bolt", nil)
+		spout := b.Spout("spout", CountTo(1))
+		b.Anchored(spout, b.Bolt("wedged", dsl.AutoAck(func(Num, dsl.Emitter) error { blocked.wait(); return nil })), dsl.Shuffle[Num]())
+		r := Run(Build(b), supervision.WithDrainTimeout(100*time.Millisecond))
+		Eventually(func() int64 { return r.Stats().Components["wedged"].Executed + int64(r.Stats().InFlight) }).Should(BeNumerically(">", 0))
+
+		var err error
+		Eventually(stopAsync(r, context.Background())).WithTimeout(5 * time.Second).Should(Receive(&err))
+		Expect(err).To(HaveOccurred())
+		var te *supervision.TaskError
+		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)
+		Expect(te.Component).To(Equal("wedged"))
+		Expect(err.Error()).To(ContainSubstring("still running"))
+		Expect(r.Done()).To(BeClosed())
+	})
+
+	It("stops asynchronously when Stop is called from inside a bolt", func() {
+		var r *supervision.Running
+		var ready sync.WaitGroup
+		ready.Add(1)
+		var got atomic.Value
+		b := dsl.New("stop-inside", nil)
+		spout := b.Spout("spout", CountTo(1))
+		b.Anchored(spout, b.Bolt("quitter", dsl.AutoAck(func(Num, dsl.Emitter) error {
+			ready.Wait()
+			got.Store(r.Stop(context.Background()))
+			return nil
+		})), dsl.Shuffle[Num]())
+		r = Run(Build(b))
+		ready.Done()
+		Eventually(r.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
+		Expect(got.Load()).To(MatchError(supervision.ErrStopping))
+		Expect(r.Wait()).To(Succeed())
+	})
+
+	It("stops asynchronously when Stop is called from an event callback, and survives a panicking callback", func() {
+		var r *supervision.Running
+		var stopErr atomic.Value
+		started := make(chan struct{})
+		r = Run(Build(idleBuilder()), supervision.WithEvents(func(e supervision.Event) {
+			switch e.Kind {
+			case supervision.Started:
+				<-started
+				stopErr.Store(r.Stop(context.Background()))
+			case supervision.Stopped:
+				panic("a callback that panics")
+			}
+		}))
+		close(started)
+		Eventually(r.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
+		Expect(stopErr.Load()).To(MatchError(supervision.ErrStopping))
+	})
+
+	It("stops when Run's ctx is cancelled, as exec.CommandContext does", func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		r, err := supervision.Run(ctx, Build(idleBuilder()), supervision.WithLogger(ginkgoLogger()))
+		Expect(err).NotTo(HaveOccurred())
+		cancel()
+		Eventually(r.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
+		Expect(r.Wait()).To(MatchError(context.Canceled))
+		Expect(r.Stop(context.Background())).To(MatchError(supervision.ErrStopped))
+	})
+})
+
+// idleBuilder is a spout with nothing to say and a sink.
+func idleBuilder() *dsl.Builder {
+	b := dsl.New("idle", nil)
+	spout := b.Spout("spout", CountTo(0))
+	b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
+	return b
+}
