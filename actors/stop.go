@@ -37,7 +37,7 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	drain, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	late := map[int]bool{} // tasks that did not answer in time
+	late := map[int]bool{}       // tasks that did not answer in time
 	t.await(drain, system, late) // the timers first, as Storm does
 	t.await(drain, spouts, late)
 	t.drain(drain)
