@@ -47,7 +47,9 @@ func (b *boltTask) Receive(ctx actor.Context) {
 	case failTask:
 		panic(taskFailure(m))
 	case tick:
-		b.executeAll([]dsl.Tuple{{Value: b.tick, Source: systemComponent, Task: systemTaskID}})
+		t := b.tick
+		t.Time = b.inc.clock.Now()
+		b.executeAll([]dsl.Tuple{{Value: t, Source: systemComponent, Task: systemTaskID}})
 	case *actor.Started:
 		info, cancel := b.inc.taskInfo(b.task)
 		b.cancel = cancel

@@ -18,10 +18,10 @@ var errStuck = errors.New("still running user code after the grace period; it ca
 // drain timeout and no longer than ctx; the bolts are deactivated; then every
 // actor is stopped: spouts (which nack what is still open to their source),
 // bolts, ackers, the system task. Tasks that failed are skipped where they would
-// be waited for. The wait for the bolts to deactivate is bounded by a grace as
-// long as the drain timeout, and so is each group's wait to stop: Stop takes a
-// few drain timeouts at most, and about one when nothing is stuck. The tasks
-// still busy then (in user code) are returned as stuck. Stop never leaves a
+// be waited for. The wait for the bolts to deactivate is bounded by a grace of
+// twice the drain timeout (a second at least), and so is each group's wait to
+// stop: Stop takes a few drain timeouts at most, and about one when nothing is
+// stuck. The tasks still busy then (in user code) are returned as stuck. Stop never leaves a
 // goroutine of its own behind. It may be called more than once; later calls
 // return the first result.
 func (t *Topology) Stop(ctx context.Context) (stuck []Failure) {
@@ -42,8 +42,10 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	t.await(drain, spouts, late)
 	t.drain(drain)
 	// The grace does not derive from ctx: once the drain is over the stop goes
-	// on, bounded, even if the caller stopped waiting for it.
-	grace, cancelGrace := context.WithTimeout(context.Background(), timeout)
+	// on, bounded, even if the caller stopped waiting for it. It is longer than
+	// the drain, so a task that is only slow (a long Execute) is not abandoned.
+	graceFor := max(2*timeout, time.Second)
+	grace, cancelGrace := context.WithTimeout(context.Background(), graceFor)
 	defer cancelGrace()
 	t.await(grace, bolts, late)
 	for _, b := range t.inc.boxes {
@@ -59,7 +61,7 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 		for _, id := range group {
 			t.host.actors.Root.Stop(t.pids[id])
 		}
-		closing, cancel := context.WithTimeout(context.Background(), timeout)
+		closing, cancel := context.WithTimeout(context.Background(), graceFor)
 		for _, id := range group {
 			if !t.terminated(id, closing.Done()) {
 				stuck = append(stuck, t.stuckFailure(id))

@@ -427,7 +427,7 @@ func TestTimersRunOnTheConfiguredClock(t *testing.T) {
 	clk.Advance(500 * time.Millisecond)
 	select {
 	case tk := <-ticks:
-		if want := (dsl.Tick{RateSecs: 1, Period: 500 * time.Millisecond}); tk != want {
+		if want := (dsl.Tick{RateSecs: 1, Period: 500 * time.Millisecond, Time: time.Unix(0, 0).Add(500 * time.Millisecond)}); !tk.Time.Equal(want.Time) || tk.RateSecs != want.RateSecs || tk.Period != want.Period {
 			t.Errorf("tick %+v, want %+v", tk, want)
 		}
 	case <-time.After(waitFor):

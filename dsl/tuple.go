@@ -33,6 +33,10 @@ type Tuple struct {
 type Tick struct {
 	RateSecs int `storm:"rate_secs"`
 	Period   time.Duration
+	// Time is the runtime clock's reading when the tick was handed to the
+	// task: the injected clock under test, so time-driven components (windows)
+	// follow it without a clock of their own.
+	Time time.Time
 }
 
 // IsTick reports whether t is a tick tuple.

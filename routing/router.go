@@ -3,6 +3,7 @@ package routing
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/goshelter/goshelter/internal/component"
 
@@ -235,6 +236,7 @@ func (r *Router) spread(d *distributor, t dsl.Tuple, deliver func(int, dsl.Tuple
 // rootsOf merges the trees of the tracked anchors: the new tuple belongs to all.
 func rootsOf(anchors []dsl.TupleID) dsl.TupleID {
 	var id dsl.TupleID
+	owned := false // id.Roots is our own copy, which may grow in place
 	for _, a := range anchors {
 		if a.Edge == 0 {
 			continue
@@ -243,26 +245,25 @@ func rootsOf(anchors []dsl.TupleID) dsl.TupleID {
 			id.Root, id.Roots = a.Root, a.Roots
 			continue
 		}
-		id.Roots = appendNew(id.Roots, a.Root, id.Root)
+		id.Roots, owned = appendNew(id.Roots, owned, a.Root, id.Root)
 		for _, r := range a.Roots {
-			id.Roots = appendNew(id.Roots, r, id.Root)
+			id.Roots, owned = appendNew(id.Roots, owned, r, id.Root)
 		}
 	}
 	return id
 }
 
-// appendNew adds root unless it is first or already listed. It copies before the
-// first append so an input's Roots slice is never shared and grown.
-func appendNew(roots []uint64, root, first uint64) []uint64 {
-	if root == first {
-		return roots
+// appendNew adds root unless it is first or already listed. The first append
+// copies, so an input's Roots slice is never shared and grown; later ones grow
+// the copy, so anchoring to n inputs costs one copy, not n.
+func appendNew(roots []uint64, owned bool, root, first uint64) ([]uint64, bool) {
+	if root == first || slices.Contains(roots, root) {
+		return roots, owned
 	}
-	for _, r := range roots {
-		if r == root {
-			return roots
-		}
+	if !owned {
+		roots = append(make([]uint64, 0, 2*len(roots)+1), roots...)
 	}
-	return append(roots[:len(roots):len(roots)], root)
+	return append(roots, root), true
 }
 
 func containsTask(tasks []int, task int) bool {

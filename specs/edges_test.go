@@ -411,7 +411,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		Eventually(func() int64 { return r.Stats().Components["wedged"].Executed + int64(r.Stats().InFlight) }).Should(BeNumerically(">", 0))
 
 		var err error
-		Eventually(stopAsync(r, context.Background())).WithTimeout(5 * time.Second).Should(Receive(&err))
+		Eventually(stopAsync(r, context.Background())).WithTimeout(Scaled(10 * time.Second)).Should(Receive(&err))
 		Expect(err).To(HaveOccurred())
 		var te *supervision.TaskError
 		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)

@@ -60,11 +60,12 @@ var _ = Describe("Tick tuples", Label("tick"), func() {
 
 		By("each tick carries its rate")
 		for _, d := range fast.All() {
-			Expect(d.Value).To(Equal(dsl.Tick{RateSecs: 2, Period: 2 * time.Second}))
+			Expect([]any{d.Value.RateSecs, d.Value.Period}).To(Equal([]any{2, 2 * time.Second}))
 		}
 		for _, d := range slow.All() {
-			Expect(d.Value).To(Equal(dsl.Tick{RateSecs: 10, Period: 10 * time.Second}))
+			Expect([]any{d.Value.RateSecs, d.Value.Period}).To(Equal([]any{10, 10 * time.Second}))
 		}
+		Expect(slow.All()[0].Value.Time).To(Equal(NewManualClock().Now().Add(10*time.Second)), "the clock's time at the tick")
 	})
 
 	It("delivers tick tuples from component __system, task -1, on no declared stream (Storm's __tick)", func() {
