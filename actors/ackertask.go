@@ -50,7 +50,10 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 		a.trace.in("Activate")
 		close(m.done)
 	case deactivate:
+		a.trace.in("Deactivate")
 		close(m.done)
+	case *actor.Stopping:
+		a.trace.in("Stop")
 	}
 }
 

@@ -68,6 +68,7 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		b.cancel()
 		close(m.done)
 	case *actor.Stopping:
+		b.trace.in("Stop")
 		if b.cancel != nil {
 			b.cancel()
 		}

@@ -52,7 +52,10 @@ func NewSystem(log *zap.Logger, onFailure func(Failure)) *System {
 	s := &System{onFailure: onFailure}
 	s.actors = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(zapslog.NewHandler(core))
-	}))
+	}), // protoactor-go's dead-letter throttle starts a goroutine per period: a
+		// short period keeps it from outliving a stopped topology (deadLetters
+		// below does the throttling of what is logged).
+		actor.WithDeadLetterThrottleInterval(time.Millisecond))
 	s.sup = s.actors.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &supervisor{s: s} }))
 	letters := &deadLetters{log: log}
 	s.actors.EventStream.Subscribe(letters.observe)
@@ -109,16 +112,28 @@ func (s *System) Start(ctx context.Context, plan *routing.Plan, cfg Config) (*To
 }
 
 // Shutdown stops the supervisor and the actor system. Stop every incarnation
-// first. A task abandoned while stuck in user code keeps the supervisor from
-// terminating; Shutdown then does not wait for it.
+// first. It waits until the supervisor has heard every task it parents
+// terminate (a second at most), so stopping it sends no Stop to a task already
+// gone, which would be a dead letter. A task abandoned while stuck in user code
+// keeps the supervisor from terminating; Shutdown then does not wait for it.
 func (s *System) Shutdown() {
 	if s.abandoned.Load() {
 		s.actors.Root.Stop(s.sup)
-	} else {
-		_ = s.actors.Root.StopFuture(s.sup).Wait()
+		s.actors.Shutdown()
+		return
 	}
+	orphaned := make(chan struct{})
+	s.actors.Root.Send(s.sup, &childlessRequest{done: orphaned})
+	select {
+	case <-orphaned:
+	case <-time.After(time.Second):
+	}
+	_ = s.actors.Root.StopFuture(s.sup).Wait()
 	s.actors.Shutdown()
 }
+
+// childlessRequest asks the supervisor to close done once it parents no task.
+type childlessRequest struct{ done chan struct{} }
 
 // forget drops a stopped incarnation.
 func (s *System) forget(t *Topology) {
@@ -177,7 +192,10 @@ func (s *System) failed(pid *actor.PID, reason any) {
 // supervisor parents every task actor. It implements protoactor-go's
 // SupervisorStrategy itself: a failed task stays suspended and is reported; the
 // host replaces the whole incarnation.
-type supervisor struct{ s *System }
+type supervisor struct {
+	s       *System
+	waiting *childlessRequest // Shutdown waits for the last task to be gone
+}
 
 type spawnRequest struct {
 	props      *actor.Props
@@ -192,12 +210,20 @@ type spawnReply struct {
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
-	if req, ok := ctx.Message().(*spawnRequest); ok {
-		pid, err := ctx.SpawnNamed(req.props, req.name)
-		if err == nil && req.registered != nil {
-			req.registered(pid)
+	switch m := ctx.Message().(type) {
+	case *spawnRequest:
+		pid, err := ctx.SpawnNamed(m.props, m.name)
+		if err == nil && m.registered != nil {
+			m.registered(pid)
 		}
-		req.reply <- spawnReply{pid: pid, err: err}
+		m.reply <- spawnReply{pid: pid, err: err}
+	case *childlessRequest:
+		s.waiting = m
+	}
+	// A terminated task has left Children by the time Receive sees Terminated.
+	if s.waiting != nil && len(ctx.Children()) == 0 {
+		close(s.waiting.done)
+		s.waiting = nil
 	}
 }
 

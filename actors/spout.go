@@ -42,6 +42,7 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 	case *feedback:
 		s.feedback(m)
 	case tick:
+		s.trace.in("Tick")
 		s.resume()
 	case invoke:
 		m.fn(nil)
@@ -68,6 +69,7 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		s.cancel()
 		close(m.done)
 	case *actor.Stopping:
+		s.trace.in("Stop")
 		if s.cancel != nil {
 			s.cancel()
 		}

@@ -25,6 +25,7 @@ func (s *systemTask) Receive(ctx actor.Context) {
 		s.stopTimers()
 		close(m.done)
 	case *actor.Stopping:
+		s.trace.in("Stop")
 		s.stopTimers()
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"go.uber.org/goleak"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/sheltertest"
@@ -475,3 +476,129 @@ func idleBuilder() *dsl.Builder {
 	b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 	return b
 }
+
+var _ = Describe("Edges: a failure drains before the restart (scenario F, better than the reference)", Label("edges", "scenario-F"), func() {
+	It("stops the spouts, lets the trees in flight finish during the back-off, then nacks once what is still open and restarts", func() {
+		const base = 10 * time.Millisecond
+		src := sheltertest.NewSource(Num{N: 1}, Num{N: 2})
+		hold := newHolder()
+		DeferCleanup(hold.releaseAll)
+		alarm := &failSwitch{}
+		b := dsl.New("drain-on-failure", dsl.Conf{dsl.MessageTimeout: time.Hour})
+		b.Streams(Beat{})
+		spout := b.Spout("source", src.Spout())
+		held := b.Bolt("hold", dsl.Manual(hold.handler), dsl.Parallelism(2)) // a message each
+		b.Anchored(spout, held, dsl.Shuffle[Num]())
+		beats := b.Spout("alarm", dsl.UnreliableFrom(func(info dsl.TaskInfo) func() (Beat, bool) {
+			alarm.set(info)
+			return func() (Beat, bool) { return Beat{}, false }
+		}))
+		b.Unanchored(beats, b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil })), dsl.Shuffle[Beat]())
+		topo := Build(b)
+		clk, events, trace := NewManualClock(), newEventLog(), NewTrace()
+		Run(topo, clk.Option(), trace.Option(), supervision.WithEvents(events.record),
+			supervision.WithRestarts(supervision.Restarts{Base: base, Cap: base, StablePeriod: time.Hour}))
+		events.next(supervision.Started)
+		Eventually(hold.count).Should(Equal(2), "both messages are held in flight")
+
+		By("a task fails: the spouts stop emitting, the in-flight trees stay open")
+		Expect(alarm.failAll(errors.New("alarm"))).To(Equal(1))
+		events.next(supervision.Failed)
+		restarting := events.next(supervision.Restarting)
+		Eventually(func() int { return trace.Count(FromComponent("source"), KindIs("Deactivate")) }).Should(Equal(1))
+		Expect(NackedIDs(src)).To(BeEmpty(), "nothing is nacked at the failure")
+
+		By("during the back-off a held tree completes, and the spout hears its ack")
+		hold.release(taskIDs(topo, "hold")[0])
+		Eventually(func() []int { return AckedIDs(src) }).Should(HaveLen(1))
+		Consistently(events.ch).ShouldNot(Receive(), "no restart before the back-off ends")
+
+		By("when the back-off ends, what is still open is nacked once, then the new incarnation starts")
+		clk.Advance(restarting.Delay)
+		Expect(events.next(supervision.Started).Incarnation).To(Equal(2))
+		Expect(AckedIDs(src)).To(HaveLen(1))
+		Expect(NackedIDs(src)).To(HaveLen(1))
+		Expect(append(AckedIDs(src), NackedIDs(src)...)).To(ConsistOf(1, 2))
+		Expect(src.Verify()).To(Succeed())
+
+		By("in that order: the spout deactivated, the Ack, the stop that abandons (nacks) the rest, the new activation")
+		source := trace.Steps(FromComponent("source"))
+		Expect(source).To(ContainElements("source <- Deactivate", "source <- Ack", "source <- Stop"))
+		Expect(indexOf(source, "source <- Deactivate")).To(BeNumerically("<", indexOf(source, "source <- Ack")))
+		Expect(indexOf(source, "source <- Ack")).To(BeNumerically("<", indexOf(source, "source <- Stop")))
+		Expect(source[indexOf(source, "source <- Stop")+1]).To(Equal("source <- Activate"), "the next incarnation's")
+	})
+})
+
+// indexOf returns the position of the first s in steps, or -1.
+func indexOf(steps []string, s string) int {
+	for i, x := range steps {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+var _ = Describe("Edges: the pins", Label("edges"), func() {
+	It("drains at most the message timeout by default", Label("lifecycle"), func() {
+		hold := newHolder()
+		DeferCleanup(hold.releaseAll)
+		src := sheltertest.NewSource(Num{N: 1})
+		b := dsl.New("drain-default", dsl.Conf{dsl.MessageTimeout: 300 * time.Millisecond})
+		spout := b.Spout("source", src.Spout())
+		b.Anchored(spout, b.Bolt("hold", dsl.Manual(hold.handler)), dsl.Shuffle[Num]())
+		r := Run(Build(b))
+		Eventually(hold.count).Should(Equal(1))
+		start := time.Now()
+		Stop(r)
+		Expect(time.Since(start)).To(BeNumerically(">=", 300*time.Millisecond), "the drain waited for the tree in flight")
+		Expect(time.Since(start)).To(BeNumerically("<", Scaled(5*time.Second)), "and no longer than the message timeout")
+		Expect(NackedIDs(src)).To(Equal([]int{1}))
+	})
+
+	It("stops spouts, then bolts, then ackers, then the system task", Label("lifecycle"), func() {
+		trace := NewTrace()
+		r := Run(Build(idleBuilder()), trace.Option(), NewManualClock().Option())
+		Stop(r)
+		var order []string
+		for _, e := range trace.Events(KindIs("Stop")) {
+			if n := len(order); n == 0 || order[n-1] != e.Component {
+				order = append(order, e.Component)
+			}
+		}
+		Expect(order).To(Equal([]string{"spout", "sink", "__acker", "__system"}))
+	})
+
+	It("sends the acker's rotation ticks to the spouts too, every half message timeout", Label("tick"), func() {
+		clk, trace := NewManualClock(), NewTrace()
+		b := dsl.New("rotation", dsl.Conf{dsl.MessageTimeout: 10, dsl.AckerTasks: 1})
+		spout := b.Spout("spout", CountTo(0), dsl.Parallelism(2))
+		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
+		Run(Build(b), clk.Option(), trace.Option())
+		clk.Advance(5 * time.Second)
+		Eventually(func() int { return trace.Count(FromComponent("spout"), KindIs("Tick")) }).Should(Equal(2))
+		Eventually(func() int { return trace.Count(FromComponent("__acker"), KindIs("Tick")) }).Should(Equal(1))
+	})
+
+	It("leaves no goroutine behind, protoactor-go's included, over restarts under load", Label("lifecycle"), func() {
+		for round := range 5 {
+			sw := &failSwitch{}
+			var n atomic.Int64
+			b := dsl.New("leaks", dsl.Conf{dsl.MaxSpoutPending: 64})
+			spout := b.Spout("beats", dsl.UnreliableFrom(func(info dsl.TaskInfo) func() (Beat, bool) {
+				sw.set(info)
+				return func() (Beat, bool) { return Beat{N: int(n.Add(1))}, true }
+			}), dsl.Parallelism(2))
+			b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil }), dsl.Parallelism(2)), dsl.Shuffle[Beat]())
+			r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
+			for restarts := 1; restarts <= 2; restarts++ {
+				Eventually(sw.count).Should(BeNumerically(">", 0))
+				sw.failAll(errors.New("restart under load"))
+				Eventually(func() int { return r.Stats().Restarts }).Should(Equal(restarts), "round %d", round)
+			}
+			Stop(r)
+			Expect(goleak.Find(leakOptions()...)).To(Succeed(), "round %d", round)
+		}
+	})
+})

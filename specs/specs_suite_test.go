@@ -58,15 +58,8 @@ func expectNoLeaks() {
 func leakOptions() []goleak.Option {
 	return []goleak.Option{
 		baseline,
-		// protoactor-go throttles dead-letter logging (actor/throttler.go): the
-		// first dead letter of a throttle period starts a goroutine that waits
-		// DeadLetterThrottleInterval (1 s) and then ends on its own. Dead letters
-		// are normal while a topology stops or restarts (a late message to a task
-		// that has just stopped), so this self-ending goroutine is not a leak, but
-		// it outlives goleak's retries (seen in the backpressure and restart
-		// specs). The closure is named one way when the compiler inlines NewThrottle
-		// into NewDeadLetter and the other way when it does not.
-		goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
-		goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/actor.NewThrottle.func1"),
+		// Nothing else: protoactor-go's dead-letter throttle goroutine used to
+		// outlive a stop by up to a second; the runtime now sends no late stops
+		// and shortens that period, and the "edges" spec below checks it.
 	}
 }

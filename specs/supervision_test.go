@@ -70,6 +70,13 @@ func (f *failSwitch) set(info dsl.TaskInfo) {
 	f.fails[info.Task] = info.Fail
 }
 
+// count returns how many tasks it can fail.
+func (f *failSwitch) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.fails)
+}
+
 // failAll fails every task it knows of and reports how many.
 func (f *failSwitch) failAll(err error) int {
 	f.mu.Lock()

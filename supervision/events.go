@@ -43,7 +43,7 @@ type Event struct {
 // TraceEvent is one message a task received (Out false) or sent (Out true), as
 // the reference message flows name them; see [WithTrace].
 //
-// Kind is one of: "Activate", "Deactivate" (lifecycle, received); "Next" (a
+// Kind is one of: "Activate", "Deactivate", "Stop" (lifecycle, received); "Next" (a
 // spout asked for a message); "Emit" (sent: Value, Anchors, Direct); "Tuple" (a
 // bolt received Input); "Ok", "Fail" (a bolt acked or failed the input with
 // ID); "Ack", "Nack" (a spout heard tree Root's outcome); "Tick" (a timer

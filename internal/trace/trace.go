@@ -7,7 +7,7 @@ import "github.com/goshelter/goshelter/dsl"
 
 // Event is one message a task received (Out false) or sent (Out true).
 //
-// Kind is one of: "Activate", "Deactivate" (lifecycle, received); "Next" (a
+// Kind is one of: "Activate", "Deactivate", "Stop" (lifecycle, received); "Next" (a
 // spout asked for a message); "Emit" (sent: Value, Anchors, Direct); "Tuple" (a
 // bolt received Input); "Ok", "Fail" (a bolt acked or failed the input with
 // ID); "Ack", "Nack" (a spout heard tree Root's outcome); "Tick" (a timer
