@@ -17,8 +17,16 @@
 //
 // # Batching
 //
-// Tuples travel in batches per destination task, flushed when full and whenever
-// the sending task has nothing more to do right now, so latency stays low at low
-// rates. Acker messages are batched per acker the same way and always flushed
-// before the data they describe.
+// Tuples travel in batches per destination task, flushed when full, whenever
+// the sending task has nothing more to do right now, and at the latest when the
+// flush beat (topology.batch.flush.interval.millis) moved while a spout's burst
+// of Next calls or a bolt's batch of inputs ran: a tuple waits about one
+// interval plus the call that produced it. Acker messages are batched per acker
+// the same way and always flushed before the data they describe.
+//
+// # Timer beats
+//
+// Ticks (tick tuples, acker rotations, spout nudges) coalesce: a busy task has
+// at most one pending, and it is served alternately with other messages, so
+// neither starves the other.
 package actors

@@ -113,10 +113,16 @@ func (t *Topology) await(ctx context.Context, group []int, late map[int]bool) {
 	}
 }
 
-// drain waits until nothing is in flight or ctx ends.
+// drain waits until nothing is in flight, ctx ends, or a task fails during the
+// drain: what that task held will never complete. (A drain that begins after a
+// failure, while a restart backs off, goes on: other trees may complete.)
 func (t *Topology) drain(ctx context.Context) {
+	failure := t.failureSignal()
 	for t.inc.gauge.n.Load() > 0 {
 		select {
+		case <-failure:
+			t.inc.log.Warn("drain ended: a task failed", zap.Int64("in_flight", t.inc.gauge.n.Load()))
+			return
 		case <-t.inc.gauge.zero:
 		case <-ctx.Done():
 			if !t.isBroken() {

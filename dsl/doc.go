@@ -21,8 +21,11 @@
 //
 // # Anchoring
 //
-// An edge is anchored or unanchored. Tuples that travel an anchored edge join the
-// tuple tree of the input being processed (or, from a reliable spout, start a new
-// tree), so the spout hears of their outcome. Tuples on an unanchored edge are
-// fire-and-forget.
+// A reliable spout's tuples are tracked on every edge they travel, as in Storm
+// and FsShelter: a spout emit with a message id starts a tuple tree, and the
+// message is acked only when every bolt it reached acked it. An edge's
+// anchoring concerns bolts: on an anchored edge a bolt's emits join the tree of
+// the input being processed, so the spout hears of their outcome; on an
+// unanchored edge they are fire-and-forget. [Terminator], a sink that fails its
+// input, is for unanchored edges only: Build rejects it on an anchored one.
 package dsl

@@ -38,6 +38,7 @@ var _ = Describe("Scenario A: unreliable spout pipeline", Label("scenario-A"), f
 			"spout <- Next", "spout -> Emit",
 			"spout <- Next",
 			"spout <- Deactivate",
+			"spout <- Stop",
 		}))
 		By("the bolt: activated, then Tuple and Ok for each tuple")
 		Expect(trace.Steps(FromComponent("bolt"))).To(Equal([]string{
@@ -46,6 +47,7 @@ var _ = Describe("Scenario A: unreliable spout pipeline", Label("scenario-A"), f
 			"bolt <- Tuple", "bolt -> Ok",
 			"bolt <- Tuple", "bolt -> Ok",
 			"bolt <- Deactivate",
+			"bolt <- Stop",
 		}))
 
 		By("each tuple goes Next -> Emit -> Tuple -> Ok, in that order")

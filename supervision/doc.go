@@ -1,21 +1,35 @@
 // Package supervision hosts running topologies: it starts an incarnation of the
-// tasks under one supervisor actor and, when a task fails, stops that incarnation
-// and starts a fresh one after an exponential back-off, or fails fast.
+// tasks and, when a task fails, replaces it with a fresh one after an
+// exponential back-off, or fails fast.
 //
 // # Running a topology
 //
-//	running, err := supervision.Run(ctx, topo, supervision.WithLogger(log))
+//	running, err := supervision.Run(ctx, topo) // cancelling ctx stops it
 //	if err != nil { ... }
 //	defer running.Stop(context.Background())
 //
 // [Run] restarts on failure (FsShelter's runWith); [WithoutRestarts] makes the
 // first failure final, for an outer supervisor such as systemd or Kubernetes.
 //
+// # Lifetimes
+//
+// Run's ctx is the topology's lifetime, as exec.CommandContext's is the
+// process's: cancelling it stops the topology and [Running.Wait] returns its
+// cause. [Running.Stop] drains (at most the drain timeout, by default the
+// message timeout) and stops every task; it returns by its own ctx's deadline
+// in every state, and names in its error any task still running user code a
+// grace after the drain (Go cannot stop a goroutine; that one is abandoned).
+// Called from inside the topology, from a component or an event callback,
+// Stop starts the stop and returns [ErrStopping] at once.
+//
 // # Restarts
 //
-// After the n-th consecutive failure the supervisor waits min(base·2^n, cap)
-// (defaults: base 1 s, so the first wait is 2 s; cap 30 s), at most
-// Max times in a row (default 5); see [Restarts] and [WithRestarts]. The count goes back to zero only after an
+// After the n-th consecutive failure the host waits min(base·2^n, cap)
+// (defaults: base 1 s, so the first wait is 2 s; cap 30 s), at most Max times
+// in a row (default 5); see [Restarts] and [WithRestarts]. Meanwhile the
+// failed incarnation's spouts stop emitting and its trees in flight may
+// complete; when the back-off is over, what is still open is nacked once and a
+// fresh incarnation starts. The count goes back to zero only after an
 // incarnation has run for the stable period without failing. Failures that
 // arrive while a restart is under way are coalesced into it.
 //
