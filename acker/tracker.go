@@ -40,11 +40,14 @@ func (t *Tracker) Track(root uint64, spout int) bool {
 	return true
 }
 
-// find returns the bucket holding root, newest first, or -1.
+// find returns the bucket holding root, or -1. The current bucket is looked at
+// first: most trees complete before a rotation.
 func (t *Tracker) find(root uint64) int {
-	for i := 0; i < buckets; i++ {
-		b := (t.current - i + buckets) % buckets
-		if _, ok := t.buckets[b][root]; ok {
+	if _, ok := t.buckets[t.current][root]; ok {
+		return t.current
+	}
+	for b := range t.buckets {
+		if _, ok := t.buckets[b][root]; ok && b != t.current {
 			return b
 		}
 	}
