@@ -19,7 +19,8 @@ type BoltSpec struct {
 	// NewTask creates one task's implementation of the runtime's bolt contract
 	// (package internal/component); the runtime calls it on the task's goroutine.
 	NewTask func(TaskInfo) any
-	// Kind names the implementation ("auto-ack", "terminator", "manual", "shell").
+	// Kind names the implementation ("auto-ack", "terminator", "manual",
+	// "window", "shell").
 	Kind string
 	// Impl is the implementation's own description of the bolt (multilang keeps its
 	// command and declared streams here); the runtime ignores it.

@@ -11,7 +11,8 @@ import (
 // which lets tests use short timeouts. Component conf overrides topology conf.
 type Conf map[string]any
 
-// Storm configuration keys understood by goshelter.
+// Storm configuration keys understood by goshelter. Windowed bolts also read
+// "topology.bolts.window.max.tuples" (see [Settings]).
 const (
 	MaxSpoutPending   = "topology.max.spout.pending"                 // tuples in flight per spout task (default 128)
 	AckerTasks        = "topology.acker.executors"                   // acker tasks (default 4)
@@ -37,6 +38,10 @@ type Settings struct {
 	SubprocessTimeout time.Duration
 	AckerCapacity     int
 	BatchSize         int
+	// WindowMaxTuples is how many tuples a windowed bolt's task holds before
+	// it fails new inputs (conf key "topology.bolts.window.max.tuples",
+	// default 1<<20); see [Windowed].
+	WindowMaxTuples int
 }
 
 // defaults returns FsShelter's defaults.
@@ -50,6 +55,7 @@ func defaults() Settings {
 		SubprocessTimeout: 30 * time.Second,
 		AckerCapacity:     1 << 20,
 		BatchSize:         64,
+		WindowMaxTuples:   1 << 20,
 	}
 }
 
@@ -69,6 +75,7 @@ var confFields = map[string]confField{
 	SubprocessTimeout: {unit: time.Second, min: 1, set: func(s *Settings, v int64) { s.SubprocessTimeout = time.Duration(v) }},
 	AckerCapacity:     {min: 1, set: func(s *Settings, v int64) { s.AckerCapacity = int(v) }},
 	BatchSize:         {min: 1, set: func(s *Settings, v int64) { s.BatchSize = int(v) }},
+	windowMaxTuples:   {min: 1, set: func(s *Settings, v int64) { s.WindowMaxTuples = int(v) }},
 }
 
 func ceilPow2(n int) int {

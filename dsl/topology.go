@@ -205,6 +205,7 @@ func (b *Builder) Build() (*Topology, error) {
 	v.streams()
 	v.edges()
 	v.inputs()
+	v.windows()
 	v.cycles()
 	v.numberTasks()
 	if len(v.problems) > 0 {
