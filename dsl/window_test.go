@@ -348,7 +348,7 @@ func TestEventTimeJoinWatermarkWaitsForEveryStream(t *testing.T) {
 func TestEventTimeCountWindowClosesOnWatermarks(t *testing.T) {
 	r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 2, Timestamp: eventAt}, dsl.TaskInfo{})
 	r.in(4, 2, 9, 7)
-	r.expectCalls() // windows wait for the watermark
+	r.expectCalls()   // windows wait for the watermark
 	r.at(time.Second) // watermark 9: 2 4 7 are below it
 	r.expectCalls(call{tuples: []int{2, 4}, added: []int{2, 4}, expired: []int{}, start: 2 * time.Second, end: 4 * time.Second})
 	r.expectAcked(2, 4)
