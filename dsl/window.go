@@ -481,12 +481,12 @@ func (w *windowTask[In]) call(n int, end int64, c Collector) error {
 		Start:   time.Unix(0, start),
 		End:     time.Unix(0, end),
 	}
-	w.out.c, w.out.anchors = c, nil
+	w.out.c, w.out.window, w.out.anchor = c, nil, nil
 	if w.tracked > 0 {
-		w.out.anchors = w.tups[w.head : w.head+n]
+		w.out.window = w.tups[w.head : w.head+n]
 	}
 	err := w.run(win)
-	w.out.c, w.out.anchors = nil, nil
+	w.out.c, w.out.window, w.out.anchor = nil, nil, nil
 	clear(w.expired)
 	w.expired = w.expired[:0]
 	w.shown = max(w.shown, n)
@@ -686,13 +686,56 @@ func floorTo(t, d int64) int64 {
 }
 
 // windowEmitter anchors a window's emits to every tuple in the window.
+//
+// It anchors to one input that stands for them all: its ID lists the union
+// of their trees (Root and Roots, each once), which is what anchoring to each
+// of them means (see [TupleID]). Built once per window, it spares every emit
+// of a large window a merge of as many anchors as the window has tuples.
 type windowEmitter struct {
-	c       Collector
-	anchors []Tuple
+	c      Collector
+	window []Tuple // the window's inputs, if any is tracked
+	anchor []Tuple // the stand-in, built on the window's first emit
+	seen   map[uint64]struct{}
 }
 
-func (e *windowEmitter) Emit(tuple any) { e.c.EmitAnchored(e.anchors, tuple) }
+func (e *windowEmitter) Emit(tuple any) { e.c.EmitAnchored(e.anchors(), tuple) }
 
 func (e *windowEmitter) EmitDirect(task int, tuple any) {
-	e.c.EmitDirectAnchored(task, e.anchors, tuple)
+	e.c.EmitDirectAnchored(task, e.anchors(), tuple)
+}
+
+func (e *windowEmitter) anchors() []Tuple {
+	if e.anchor != nil || e.window == nil {
+		return e.anchor
+	}
+	if e.seen == nil {
+		e.seen = map[uint64]struct{}{}
+	}
+	clear(e.seen)
+	var edge uint64
+	// A fresh slice per window: tuples emitted with it carry it downstream.
+	var roots []uint64
+	add := func(r uint64) {
+		if _, dup := e.seen[r]; !dup {
+			e.seen[r] = struct{}{}
+			roots = append(roots, r)
+		}
+	}
+	for _, t := range e.window {
+		if t.ID.Edge == 0 {
+			continue
+		}
+		if edge == 0 {
+			edge = t.ID.Edge
+		}
+		add(t.ID.Root)
+		for _, r := range t.ID.Roots {
+			add(r)
+		}
+	}
+	if len(roots) == 0 {
+		return nil
+	}
+	e.anchor = []Tuple{{ID: TupleID{Root: roots[0], Edge: edge, Roots: roots[1:len(roots):len(roots)]}}}
+	return e.anchor
 }

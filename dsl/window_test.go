@@ -3,6 +3,7 @@ package dsl_test
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,12 +151,52 @@ func TestCountWindowSlidingByCount(t *testing.T) {
 	if got := ints2(r.c.emitted); !reflect.DeepEqual(got, []int{6, 20, 35}) {
 		t.Errorf("emitted sums %v, want [6 20 35]", got)
 	}
-	// Each emit is anchored to every tuple of its window.
-	want := [][]int{{1, 2, 3}, {2, 3, 4, 5, 6}, {5, 6, 7, 8, 9}}
+	// Each emit joins the tree of every tuple of its window.
+	want := [][]uint64{{1, 2, 3}, {2, 3, 4, 5, 6}, {5, 6, 7, 8, 9}}
 	for i, a := range r.c.anchors {
-		if !reflect.DeepEqual(edges(a), want[i]) {
-			t.Errorf("emit %d anchored to %v, want %v", i, edges(a), want[i])
+		if got := trees(a); !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("emit %d anchored to trees %v, want %v", i, got, want[i])
 		}
+	}
+}
+
+// trees lists the tuple trees anchors join, sorted, failing on a tree listed
+// twice (an edge XORed twice into a tree would cancel out).
+func trees(anchors []dsl.Tuple) []uint64 {
+	var out []uint64
+	seen := map[uint64]bool{}
+	for _, a := range anchors {
+		if a.ID.Edge == 0 {
+			continue
+		}
+		for _, r := range append([]uint64{a.ID.Root}, a.ID.Roots...) {
+			if seen[r] {
+				return append(out, 0) // a duplicate: never what a test wants
+			}
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A window's emits join each tree of its tuples once, however many of its
+// tuples share a tree, and whatever trees a tuple was anchored in.
+func TestWindowEmitsJoinEachTreeOnce(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 4}, dsl.TaskInfo{})
+	for _, id := range []dsl.TupleID{
+		{Root: 7, Edge: 101},
+		{Root: 7, Edge: 102},                        // the same tree (two words of one sentence)
+		{Root: 8, Edge: 103, Roots: []uint64{7, 9}}, // multi-anchored
+		{}, // untracked
+	} {
+		if err := r.task.Execute(dsl.Tuple{Value: numIn{1}, ID: id}, r.c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.c.anchors) != 1 || !reflect.DeepEqual(trees(r.c.anchors[0]), []uint64{7, 8, 9}) {
+		t.Fatalf("anchors %+v, want one emit joining trees 7, 8 and 9 once each", r.c.anchors)
 	}
 }
 
