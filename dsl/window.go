@@ -15,11 +15,13 @@ import (
 // (Storm's TupleWindow). Tuples are oldest first: by timestamp in event time,
 // by arrival otherwise.
 //
-// A window that slides by time holds the tuples with Start <= time < End, and
-// End is a multiple of the slide since the Unix epoch (Storm's aligned
-// windows). A window that slides by count ends with the tuple that completed
-// the count, at End. Start is End minus the length for a window measured in
-// time, and the time of its oldest tuple for one measured in tuples.
+// A window that slides by time ends at a multiple of the slide since the Unix
+// epoch (Storm's aligned windows) and, measured in time, holds the tuples with
+// Start <= time < End. A window that slides by count ends with the tuple that
+// completed the count, at its time, and, measured in time, holds the tuples
+// with Start <= time <= End. Start is End minus the length for a window
+// measured in time, and the time of its oldest tuple for one measured in
+// tuples.
 type Window[In any] struct {
 	// Tuples are every tuple in the window.
 	Tuples []In
@@ -67,8 +69,9 @@ type WindowSpec[In any] struct {
 	// Late maps a late tuple to the tuple the bolt emits for it, anchored to
 	// it, before acking it: a value of a declared stream type, which other
 	// bolts subscribe to as to any of the bolt's streams (Storm's late tuple
-	// stream). Nil drops late tuples (acked, logged at debug level). Event time
-	// only.
+	// stream; a type that is no stream fails the late tuple, as any bad emit
+	// does). Nil drops late tuples (acked, logged at debug level, counted in
+	// the task's "window.late" metric). Event time only.
 	Late func(In) any
 	// Now is the processing-time clock (default time.Now): a tuple's time is
 	// Now() when it arrives, and windows that slide by time close on the first
@@ -99,13 +102,20 @@ const windowKind = "window"
 // leaves the bolt (a reliable spout replays them).
 //
 // The bolt acks an input when it has left every window that holds it, not when
-// it arrives; the handler must not ack. It holds at most Count tuples (a window
-// measured in tuples) and at most topology.bolts.window.max.tuples (default
-// 1<<20, a conf key of the bolt or topology): beyond it new inputs are failed,
-// with a warning when that starts. [Builder.Build] checks the spec, and rejects
-// a window on anchored inputs whose length plus slide in time exceeds the
-// message timeout (Storm's check), and a window that slides by time or follows
-// event time gets tick tuples at its WatermarkInterval.
+// it arrives; the handler must not ack. In processing time a window measured
+// in tuples holds at most Count. Every window holds at most
+// topology.bolts.window.max.tuples (default 1<<20, a conf key of the bolt or
+// the topology): beyond it new inputs are failed, with a warning when that
+// starts (a time window's size is its receive rate times its length). What a
+// window holds when the topology stops is never acked: Stop's drain waits for
+// it until the drain timeout (supervision.WithDrainTimeout; by default the
+// message timeout), then the spouts nack it.
+//
+// [Builder.Build] checks the spec; it rejects a window on anchored inputs whose
+// length plus slide in time exceeds the message timeout (Storm's check; a
+// tumbling window slides by its length) and a window measured or slid in
+// tuples that the reliable spouts feeding it cannot fill. A window that slides
+// by time or follows event time gets tick tuples every WatermarkInterval.
 func Windowed[In any](newHandler func(TaskInfo) func(w Window[In], out Emitter) error, spec WindowSpec[In]) *BoltSpec {
 	def := spec.def()
 	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: windowKind, Impl: def, NewTask: func(info TaskInfo) any {
