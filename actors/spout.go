@@ -53,7 +53,7 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 	case activate:
 		s.trace.in("Activate")
 		s.active = true
-		if a, ok := s.impl.(dsl.Activator); ok {
+		if a, ok := s.impl.(component.Activator); ok {
 			a.Activate()
 		}
 		s.resume()
@@ -62,7 +62,7 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		s.trace.in("Deactivate")
 		s.active = false
 		s.stopWait()
-		if a, ok := s.impl.(dsl.Activator); ok {
+		if a, ok := s.impl.(component.Activator); ok {
 			a.Deactivate()
 		}
 		s.out.flush()

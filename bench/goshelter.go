@@ -124,8 +124,11 @@ func goshelterConf(s setup) dsl.Conf {
 // when acked, an unreliable spout and unanchored edges otherwise.
 func goshelterTopology(s setup) (*dsl.Topology, error) {
 	b := dsl.New("bench", goshelterConf(s))
-	if s.shape == wordCount {
+	switch s.shape {
+	case wordCount:
 		return wordCountTopology(b, s)
+	case slidingWindow:
+		return windowTopology(b, s)
 	}
 	var spout string
 	edge := b.Unanchored
@@ -206,4 +209,32 @@ func (g goshelterPipe) Stop() error {
 		return fmt.Errorf("the topology stopped by itself: %w", g.r.Wait())
 	}
 	return err
+}
+
+// windowTopology is spout -> window (a sliding count window of 1,000 tuples
+// every 100, unanchored) -> null. The tuples counted are those entering the
+// window (each call's New); each call also sums a field over the whole window
+// and emits the sum, as a windowed aggregation does.
+func windowTopology(b *dsl.Builder, s setup) (*dsl.Topology, error) {
+	b.Streams(Relay{})
+	spout := b.Spout("spout", dsl.UnreliableFrom(func(dsl.TaskInfo) func() (Event, bool) {
+		lim := newLimiter(s.rate)
+		return func() (Event, bool) { return Event{Body: body}, lim.take() }
+	}))
+	window := b.Bolt("window", dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[Event], dsl.Emitter) error {
+		t := s.probe.tally()
+		return func(w dsl.Window[Event], out dsl.Emitter) error {
+			t.add(len(w.New))
+			var keys uint64
+			for _, e := range w.Tuples {
+				keys += e.Body.Key
+			}
+			out.Emit(Relay{Body: &Body{Key: keys}}) // a new body: emitted values are immutable
+			return nil
+		}
+	}, dsl.WindowSpec[Event]{Count: 1000, SlideCount: 100}))
+	null := b.Bolt("null", dsl.AutoAck(func(Relay, dsl.Emitter) error { return nil }))
+	b.Unanchored(spout, window, dsl.Shuffle[Event]())
+	b.Unanchored(window, null, dsl.Shuffle[Relay]())
+	return b.Build()
 }

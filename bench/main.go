@@ -99,6 +99,7 @@ func cases() []runSpec {
 		{"goshelter", startGoshelter, oneHop, true, true},
 		{"goshelter", startGoshelter, twoHop, true, true},
 		{"goshelter", startGoshelter, wordCount, false, false},
+		{"goshelter", startGoshelter, slidingWindow, false, false},
 		{"watermill", startWatermill, oneHop, true, true},
 		{"watermill", startWatermill, twoHop, true, true},
 	}

@@ -17,9 +17,10 @@ import (
 type shape int
 
 const (
-	oneHop    shape = iota + 1 // spout -> null bolt
-	twoHop                     // spout -> bolt -> null bolt
-	wordCount                  // sentences -> split -> count (fields grouping, 2 tasks)
+	oneHop        shape = iota + 1 // spout -> null bolt
+	twoHop                         // spout -> bolt -> null bolt
+	wordCount                      // sentences -> split -> count (fields grouping, 2 tasks)
+	slidingWindow                  // spout -> a windowed bolt: the last 1,000 tuples every 100
 )
 
 func (s shape) String() string {
@@ -30,6 +31,8 @@ func (s shape) String() string {
 		return "spout->bolt->null"
 	case wordCount:
 		return "wordcount"
+	case slidingWindow:
+		return "window(1000/100)"
 	}
 	return fmt.Sprintf("shape(%d)", int(s))
 }
@@ -141,7 +144,7 @@ func (r *result) name() string {
 	if r.acked {
 		mode = "acked"
 	}
-	if r.shape == wordCount {
+	if r.shape == wordCount || r.shape == slidingWindow {
 		mode = "unacked"
 	}
 	return fmt.Sprintf("%s %s %s", r.system, mode, r.shape)

@@ -5,8 +5,9 @@ import (
 	"reflect"
 )
 
-// Ticker is implemented by handlers that want tick tuples (see [TickFrequency]).
-type Ticker interface {
+// ticker is implemented by handlers that want tick tuples (see
+// [TickFrequency]): a method Tick(dsl.Tick, dsl.Collector) error.
+type ticker interface {
 	Tick(t Tick, c Collector) error
 }
 
@@ -19,7 +20,8 @@ type BoltSpec struct {
 	// NewTask creates one task's implementation of the runtime's bolt contract
 	// (package internal/component); the runtime calls it on the task's goroutine.
 	NewTask func(TaskInfo) any
-	// Kind names the implementation ("auto-ack", "terminator", "manual", "shell").
+	// Kind names the implementation ("auto-ack", "terminator", "manual",
+	// "window", "shell").
 	Kind string
 	// Impl is the implementation's own description of the bolt (multilang keeps its
 	// command and declared streams here); the runtime ignores it.
@@ -47,7 +49,8 @@ func AutoAck[In any](consume func(in In, out Emitter) error) *BoltSpec {
 }
 
 // AutoAckFrom defines an auto-ack bolt with one Handler per task. A Handler that
-// also implements [Ticker] receives tick tuples.
+// also has a method Tick(dsl.Tick, dsl.Collector) error receives tick tuples
+// (see [TickFrequency]); they are not tracked.
 func AutoAckFrom[In any](newHandler func(TaskInfo) Handler[In]) *BoltSpec {
 	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", NewTask: func(info TaskInfo) any {
 		return &autoAckTask[In]{h: newHandler(info), fail: false}
@@ -67,14 +70,15 @@ func Terminator[In any](consume func(in In)) *BoltSpec {
 
 // ManualHandler processes one input of a manual-ack bolt. It must ack or fail
 // input through c, now or later (for example on a tick: a handler that also
-// implements [Ticker] receives tick tuples). A returned error or a panic fails
+// has a method Tick(dsl.Tick, dsl.Collector) error receives tick tuples). A returned error or a panic fails
 // the input.
 type ManualHandler[In any] interface {
 	Execute(in In, input Tuple, c Collector) error
 }
 
 // Manual defines a bolt whose handler acks and fails inputs itself, one handler
-// per task; a handler that implements [Ticker] receives tick tuples.
+// per task; a handler with a Tick(dsl.Tick, dsl.Collector) error method
+// receives tick tuples.
 func Manual[In any](newHandler func(TaskInfo) ManualHandler[In]) *BoltSpec {
 	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "manual", NewTask: func(info TaskInfo) any {
 		return &manualTask[In]{h: newHandler(info)}
@@ -137,7 +141,7 @@ func inputOf[In any](in Tuple, c Collector) (In, error) {
 }
 
 func tick(h any, t Tick, c Collector) error {
-	if tk, ok := h.(Ticker); ok {
+	if tk, ok := h.(ticker); ok {
 		return tk.Tick(t, c)
 	}
 	return nil

@@ -16,6 +16,7 @@ type Conf map[string]any
 // Storm configuration keys understood by goshelter. Every number is checked
 // against a range at Build, so an absurd value fails there with the key named
 // instead of exhausting memory at run time.
+// Windowed bolts also read "topology.bolts.window.max.tuples" (see [Settings]).
 const (
 	MaxSpoutPending    = "topology.max.spout.pending"                 // trees in flight per spout task, 1..2^31-1 (default 128); memory grows only with what is pending
 	AckerTasks         = "topology.acker.executors"                   // acker tasks, 0..1024 (default 4)
@@ -43,6 +44,10 @@ type Settings struct {
 	BatchFlushInterval time.Duration // zero: batches flush when full or idle only
 	AckerCapacity      int
 	BatchSize          int
+	// WindowMaxTuples is how many tuples a windowed bolt's task holds before
+	// it fails new inputs (conf key "topology.bolts.window.max.tuples",
+	// default 1<<20); see [Windowed].
+	WindowMaxTuples int
 }
 
 // defaults returns FsShelter's defaults, and Storm's for the flush interval.
@@ -57,6 +62,7 @@ func defaults() Settings {
 		BatchFlushInterval: time.Millisecond,
 		AckerCapacity:      1 << 20,
 		BatchSize:          64,
+		WindowMaxTuples:    1 << 20,
 	}
 }
 
@@ -81,6 +87,7 @@ var confFields = map[string]confField{
 	BatchFlushInterval: timeField(time.Millisecond, 0, func(s *Settings, d time.Duration) { s.BatchFlushInterval = d }),
 	AckerCapacity:      {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.AckerCapacity = int(v) }},
 	BatchSize:          {min: 1, max: 1 << 16, set: func(s *Settings, v int64) { s.BatchSize = int(v) }},
+	windowMaxTuples:    {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.WindowMaxTuples = int(v) }},
 }
 
 // timeField is a key counted in unit, from min units up to a day.

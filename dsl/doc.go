@@ -28,4 +28,27 @@
 // the input being processed, so the spout hears of their outcome; on an
 // unanchored edge they are fire-and-forget. [Terminator], a sink that fails its
 // input, is for unanchored edges only: Build rejects it on an anchored one.
+//
+// # Windows
+//
+// A [Windowed] bolt gets its inputs a window at a time, as Storm's windowed
+// bolts do: by count or by time, tumbling or sliding, in processing time or in
+// event time with watermarks. It acks each input once the input has left every
+// window that holds it, and anchors its emits to the whole window. The top
+// words of the last 20 seconds, every 5 seconds:
+//
+//	top := t.Bolt("top", dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[Word], dsl.Emitter) error {
+//		counts := map[string]int{} // the task's own: the handler runs on its goroutine
+//		return func(w dsl.Window[Word], out dsl.Emitter) error {
+//			for _, word := range w.New {
+//				counts[word.Text]++
+//			}
+//			for _, word := range w.Expired {
+//				counts[word.Text]--
+//			}
+//			out.Emit(Trend{Top: topN(counts, 10), End: w.End}) // anchored to every word in w
+//			return nil
+//		}
+//	}, dsl.WindowSpec[Word]{Length: 20 * time.Second, Slide: 5 * time.Second}))
+//	t.Anchored(split, top, dsl.Global[Word]()) // Build checks 20 s + 5 s fit the message timeout
 package dsl

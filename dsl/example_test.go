@@ -68,7 +68,7 @@ func ExampleNew() {
 		return
 	}
 	for _, e := range topo.Edges {
-		fmt.Println(e)
+		fmt.Printf("%s %s/%s %s\n", e.From.ID, e.Stream.Name, e.Grouping, e.To.ID)
 	}
 
 	running, err := supervision.Run(context.Background(), topo)
@@ -84,10 +84,65 @@ func ExampleNew() {
 	defer mu.Unlock()
 	fmt.Println("acked:", acked, "odd sum:", sums["odd"], "even sum:", sums["even"])
 	// Output:
-	// numbers =Original/shuffle=> addOne
-	// addOne =Odd/fields[X]=> odds
-	// addOne =Even/shuffle=> evens
+	// numbers Original/shuffle addOne
+	// addOne Odd/fields[X] odds
+	// addOne Even/shuffle evens
 	// acked: 6 odd sum: 15 even sum: 12
+}
+
+// A windowed bolt sums every three numbers. A number is acked when the window
+// that holds it has closed, so the spout hears of the sixth only after the
+// second window.
+func ExampleWindowed() {
+	var next, acked int // touched only by the spout's task
+	done := make(chan struct{})
+	numbers := dsl.Reliable(
+		func() (int, Original, bool) {
+			if next == 6 {
+				return 0, Original{}, false
+			}
+			next++
+			return next, Original{X: next}, true
+		},
+		func(int) {
+			if acked++; acked == 6 {
+				close(done)
+			}
+		},
+		func(id int) { fmt.Println("nacked", id) },
+	)
+	b := dsl.New("sums", nil)
+	spout := b.Spout("numbers", numbers)
+	sums := b.Bolt("sums", dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[Original], dsl.Emitter) error {
+		return func(w dsl.Window[Original], _ dsl.Emitter) error {
+			sum := 0
+			for _, n := range w.Tuples {
+				sum += n.X
+			}
+			fmt.Println(len(w.Tuples), "numbers, sum", sum)
+			return nil
+		}
+	}, dsl.WindowSpec[Original]{Count: 3}))
+	b.Anchored(spout, sums, dsl.Shuffle[Original]())
+	topo, err := b.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	running, err := supervision.Run(context.Background(), topo)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	<-done
+	if err := running.Stop(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println("acked:", acked)
+	// Output:
+	// 3 numbers, sum 6
+	// 3 numbers, sum 15
+	// acked: 6
 }
 
 // Build reports every problem of a definition in one *ValidationError.

@@ -185,8 +185,14 @@ func (c *collector) Emit(tuple any)                    { c.emitted = append(c.em
 func (c *collector) EmitDirect(_ int, tuple any)       { c.emitted = append(c.emitted, tuple) }
 func (c *collector) Ack(in dsl.Tuple)                  { c.acked = append(c.acked, in) }
 func (c *collector) Fail(in dsl.Tuple)                 { c.failed = append(c.failed, in) }
-func (c *collector) EmitAnchored(a []dsl.Tuple, v any) { c.anchors = append(c.anchors, a); c.Emit(v) }
+func (c *collector) EmitAnchored(a []dsl.Tuple, v any) { c.EmitDirectAnchored(0, a, v) }
+
+// EmitDirectAnchored copies the anchors, as the runtime reads them at once:
+// the caller may reuse the slice.
 func (c *collector) EmitDirectAnchored(_ int, a []dsl.Tuple, v any) {
+	if a != nil {
+		a = append([]dsl.Tuple{}, a...)
+	}
 	c.anchors = append(c.anchors, a)
 	c.Emit(v)
 }
@@ -341,7 +347,10 @@ func TestReliableTaskMapsRootsToMessageIDs(t *testing.T) {
 		t.Fatalf("spec = %+v", spec)
 	}
 	task := spoutTask(t, spec)
-	act, ok := task.(dsl.Activator)
+	act, ok := task.(interface {
+		Activate()
+		Deactivate()
+	})
 	if !ok {
 		t.Fatal("a reliable task does not pass activation on")
 	}

@@ -8,9 +8,9 @@ type spoutEmitter = interface {
 	Emit(tuple any, tracked bool) (root uint64)
 }
 
-// Activator is implemented by sources and handlers that want to know when their
-// task is activated and deactivated.
-type Activator interface {
+// activator is what a Source or handler implements to hear when its task is
+// activated and deactivated (an Activate() and a Deactivate() method).
+type activator interface {
 	Activate()
 	Deactivate()
 }
@@ -50,8 +50,9 @@ func Reliable[ID comparable, T any](next func() (ID, T, bool), ack, nack func(ID
 	return ReliableFrom(func(TaskInfo) Source[ID, T] { return src })
 }
 
-// ReliableFrom defines a reliable spout with one Source per task. If the Source is
-// also an [Activator] it hears of activation and deactivation.
+// ReliableFrom defines a reliable spout with one Source per task. A Source
+// that also has methods Activate() and Deactivate() hears of its task's
+// activation and deactivation, on the task's goroutine.
 func ReliableFrom[ID comparable, T any](newSource func(TaskInfo) Source[ID, T]) *SpoutSpec {
 	return &SpoutSpec{
 		Output:   reflect.TypeFor[T](),
@@ -133,13 +134,13 @@ func (r *reliableTask[ID, T]) Abandon() {
 }
 
 func (r *reliableTask[ID, T]) Activate() {
-	if a, ok := r.src.(Activator); ok {
+	if a, ok := r.src.(activator); ok {
 		a.Activate()
 	}
 }
 
 func (r *reliableTask[ID, T]) Deactivate() {
-	if a, ok := r.src.(Activator); ok {
+	if a, ok := r.src.(activator); ok {
 		a.Deactivate()
 	}
 }

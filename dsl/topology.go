@@ -38,15 +38,6 @@ type Edge struct {
 	Anchored bool
 }
 
-// String describes the edge, e.g. "numbers =Original/shuffle=> addOne".
-func (e *Edge) String() string {
-	arrow := "-"
-	if e.Anchored {
-		arrow = "="
-	}
-	return fmt.Sprintf("%s %s%s/%s%s> %s", e.From.ID, arrow, e.Stream.Name, e.Grouping, arrow, e.To.ID)
-}
-
 // Topology is a validated topology. Build it with [New] and [Builder.Build]; it is
 // read-only and may be run any number of times.
 type Topology struct {
@@ -209,6 +200,7 @@ func (b *Builder) Build() (*Topology, error) {
 	v.streams()
 	v.edges()
 	v.inputs()
+	v.windows()
 	v.cycles()
 	if len(v.problems) > 0 {
 		return nil, &ValidationError{Topology: b.name, Problems: v.problems}

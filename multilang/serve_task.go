@@ -82,7 +82,7 @@ func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) stru
 			task.Nack(root)
 		}
 	case wire.KindActivate, wire.KindDeactivate:
-		if a, ok := task.(dsl.Activator); ok {
+		if a, ok := task.(component.Activator); ok {
 			if m.Kind == wire.KindActivate {
 				a.Activate()
 			} else {

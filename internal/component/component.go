@@ -60,6 +60,13 @@ type Opener interface {
 	Open(e SpoutEmitter)
 }
 
+// Activator is implemented by tasks that want to know when they are activated
+// and deactivated (dsl's reliable spouts forward it to their Source).
+type Activator interface {
+	Activate()
+	Deactivate()
+}
+
 // Closer is implemented by tasks that hold resources the runtime does not own
 // (a child process). The runtime calls Close once when the task stops for any
 // reason; it may block for a bounded time, and its error is logged.
