@@ -123,6 +123,7 @@ func (s *System) failed(pid *actor.PID, reason any) {
 		owner.breakDown()
 		if task, ok := owner.taskOf(pid); ok {
 			f.Component, f.Task = componentName(task), task.ID
+			owner.inc.stats[task.ID].recordError(f.Err.Error()) // Storm UI's last error
 		}
 	}
 	s.onFailure(f)

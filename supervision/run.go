@@ -39,8 +39,14 @@ type Running struct {
 	stableTimer clock.Timer
 	number      int
 	restarts    int
-	since       time.Time // when the current incarnation became active; guarded by mu
+	since       time.Time         // when the current incarnation became active; guarded by mu
+	events      []Event           // the latest maxEvents events, for Stats; guarded by mu
+	lastErrors  map[int]TaskStats // by task id: failed incarnations' last errors (replaced, never modified); guarded by mu
 }
+
+// maxEvents bounds the event history Stats returns: enough for a page to show
+// a crash loop, small enough to copy on every snapshot.
+const maxEvents = 64
 
 // Run starts topology t and returns once its first incarnation is active. When a
 // task fails, the topology is restarted with back-off (see the package doc) unless
@@ -133,6 +139,13 @@ func (r *Running) onFailure(f actors.Failure) {
 }
 
 func (r *Running) emit(e Event) {
+	e.Time = time.Now()
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	if len(r.events) > maxEvents {
+		r.events = append(r.events[:0:0], r.events[len(r.events)-maxEvents:]...)
+	}
+	r.mu.Unlock()
 	fields := []zap.Field{zap.Stringer("event", e.Kind), zap.Int("incarnation", e.Incarnation)}
 	switch e.Kind {
 	case Failed, GaveUp:
@@ -236,6 +249,7 @@ func (r *Running) failed(f actors.Failure) (err error, stale bool) {
 	if stopErr := inc.Stop(ctx); stopErr != nil {
 		r.log.Error("failed incarnation did not stop cleanly", zap.Error(stopErr))
 	}
+	r.keepErrors(inc)
 	return te, false
 }
 
