@@ -141,21 +141,41 @@ func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
 func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
 
-// connCounter counts the server's open connections and remembers the most
-// at once.
+// connCounter counts the connections a listener accepted and has not closed,
+// and remembers the most at once.
 type connCounter struct {
 	open, most atomic.Int64
 }
 
-func (c *connCounter) state(_ net.Conn, s http.ConnState) {
-	switch s {
-	case http.StateNew:
-		n := c.open.Add(1)
-		for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
-		}
-	case http.StateClosed, http.StateHijacked:
-		c.open.Add(-1)
+func (c *connCounter) wrap(ln net.Listener) net.Listener { return &countingListener{ln, c} }
+
+type countingListener struct {
+	net.Listener
+	c *connCounter
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
+	n := l.c.open.Add(1)
+	for m := l.c.most.Load(); n > m && !l.c.most.CompareAndSwap(m, n); m = l.c.most.Load() {
+	}
+	return &countedConn{Conn: conn, c: l.c}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	c    *connCounter
+	once sync.Once
+}
+
+// Close counts the connection closed before the bounded listener lets the
+// next one in.
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.c.open.Add(-1) })
+	return c.Conn.Close()
 }
 
 // TestIdleConnectionsAreBoundedAndClosed is the other attack of issue 15: 300
@@ -164,7 +184,7 @@ func (c *connCounter) state(_ net.Conn, s http.ConnState) {
 // for the idle timeout.
 func TestIdleConnectionsAreBoundedAndClosed(t *testing.T) {
 	var conns connCounter
-	lim := limits{readHeader: time.Second, read: time.Second, write: time.Second, idle: 50 * time.Millisecond, maxConns: 16, connState: conns.state}
+	lim := limits{readHeader: time.Second, read: time.Second, write: time.Second, idle: 50 * time.Millisecond, maxConns: 16, wrap: conns.wrap}
 	srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(sampleStats(time.Second, 1))), lim)
 	if err != nil {
 		t.Fatal(err)

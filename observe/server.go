@@ -104,8 +104,8 @@ type limits struct {
 	write      time.Duration // to write the answer, from the end of the headers read
 	idle       time.Duration // a keep-alive connection waits this long for its next request
 	maxConns   int           // connections served at once; more wait to be accepted
-	// connState, when set, is the server's ConnState hook (tests count with it).
-	connState func(net.Conn, http.ConnState)
+	// wrap, when set, wraps the bounded listener (tests count connections).
+	wrap func(net.Listener) net.Listener
 }
 
 // defaultLimits are generous for a person and a scraper: /metrics of a
@@ -140,11 +140,15 @@ func listen(addr string, h http.Handler, lim limits) (*http.Server, error) {
 	srv := &http.Server{
 		Addr: ln.Addr().String(), Handler: h,
 		ReadHeaderTimeout: lim.readHeader, ReadTimeout: lim.read, WriteTimeout: lim.write, IdleTimeout: lim.idle,
-		MaxHeaderBytes: 64 << 10, ConnState: lim.connState,
+		MaxHeaderBytes: 64 << 10,
+	}
+	bounded := netutil.LimitListener(ln, lim.maxConns)
+	if lim.wrap != nil {
+		bounded = lim.wrap(bounded)
 	}
 	// Serve ends with ErrServerClosed on Close or Shutdown; its other errors
 	// (a listener that fails for good) leave nothing to report to but the
 	// client, which sees the address stop answering.
-	go func() { _ = srv.Serve(netutil.LimitListener(ln, lim.maxConns)) }()
+	go func() { _ = srv.Serve(bounded) }()
 	return srv, nil
 }
