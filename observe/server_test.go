@@ -292,3 +292,57 @@ func TestMetricsServeLatencyHistogramsPerComponent(t *testing.T) {
 		}
 	}
 }
+
+func TestThePageAndItsAssetsServeUnderAPrefix(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/observe/", http.StripPrefix("/observe", newHandler(sampleTopology(t), script(sampleStats(time.Second, 1)))))
+	srv, err := listen("127.0.0.1:0", mux, defaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := "http://" + srv.Addr + "/observe/"
+	for path, want := range map[string]string{
+		"":                        "text/html; charset=utf-8",
+		"ui/app.js":               "text/javascript; charset=utf-8",
+		"ui/style.css":            "text/css; charset=utf-8",
+		"api/v1/topology/summary": "application/json",
+		"api/v1/topology/t/graph": "application/json",
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != want {
+			t.Errorf("GET %s: %s, %q; want 200, %q", path, resp.Status, resp.Header.Get("Content-Type"), want)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: no nosniff", path)
+		}
+	}
+	page := string(get(t, base))
+	for _, want := range []string{`src="ui/app.js"`, `href="ui/style.css"`, `id="spouts"`, `id="bolts"`, `id="graph"`, `id="events"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	resp, err := http.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+		t.Errorf("the page's policy is %q", csp)
+	}
+	for _, path := range []string{"ui/", "ui/nope.js", "index.html"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %s, want 404", path, resp.Status)
+		}
+	}
+}
