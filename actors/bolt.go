@@ -108,8 +108,12 @@ func (b *boltTask) executeAll(tuples []dsl.Tuple) {
 	for i := 0; i < len(tuples); {
 		i = b.executeFrom(tuples, i, start)
 	}
-	b.stats.Executed.Add(int64(len(tuples)))
-	b.stats.ExecuteNanos.Add(int64(time.Since(start)))
+	elapsed, n := time.Since(start), int64(len(tuples))
+	b.stats.Executed.Add(n)
+	b.stats.ExecuteNanos.Add(int64(elapsed))
+	if n > 0 {
+		b.stats.executeHist.observe(elapsed/time.Duration(n), n)
+	}
 }
 
 // executeFrom executes tuples[i:] and returns how far it got: all of them, or up to
@@ -124,6 +128,7 @@ func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (n
 			b.Fail(t)
 			b.lat.end()
 			b.anchored = false
+			b.stats.recordError(fmt.Sprintf("panic: %v", r))
 			b.log.Error("bolt failed its input", zap.String("stream", streamName(t)),
 				zap.Error(fmt.Errorf("panic: %v\n%s", r, debug.Stack())))
 			next++
@@ -148,6 +153,7 @@ func (b *boltTask) execute(t dsl.Tuple, received time.Time) {
 	b.current[0], b.anchored = t.ID, t.ID.Edge != 0
 	b.lat.begin(t.ID.Edge, received)
 	if err := b.impl.Execute(t, b); err != nil {
+		b.stats.recordError(err.Error())
 		b.log.Error("bolt failed its input", zap.String("stream", streamName(t)), zap.Error(err))
 	}
 	b.lat.end()

@@ -183,6 +183,7 @@ func (s *System) failed(pid *actor.PID, reason any) {
 		id := 0
 		if task, ok := owner.taskOf(pid); ok {
 			f.Component, f.Task, id = componentName(task), task.ID, task.ID
+			owner.inc.stats[task.ID].recordError(f.Err.Error()) // Storm UI's last error
 		}
 		owner.markFailed(id)
 	}

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,8 +28,64 @@ type taskStats struct {
 	Pending         atomic.Int64   // spouts: open trees; ackers: trees tracked
 	sent            []atomic.Int64 // by destination task id: tuples handed to its data lane
 
+	// Latency distributions, for histograms: execute by batch (each input of a
+	// batch counts its batch's mean), process and complete by sample.
+	executeHist, processHist, completeHist histogram
+
 	metricsMu sync.Mutex     // metricsMu guards metrics
 	metrics   map[string]any // latest value per name reported by the component (dsl.TaskInfo.Metric)
+
+	errMu       sync.Mutex // errMu guards lastError and lastErrorAt
+	lastError   string     // the task's most recent failure, for Storm UI's "last error"
+	lastErrorAt time.Time
+}
+
+// maxErrorText bounds a recorded error: a panic value or a shell child's
+// stderr tail could be large, and it is kept for as long as the task lives.
+const maxErrorText = 4 << 10
+
+// recordError remembers msg as the task's most recent failure: a failed input
+// or the task's own failure. It runs on failures only, never per tuple.
+func (s *taskStats) recordError(msg string) {
+	if len(msg) > maxErrorText {
+		msg = msg[:maxErrorText] + "..."
+	}
+	now := time.Now()
+	s.errMu.Lock()
+	s.lastError, s.lastErrorAt = msg, now
+	s.errMu.Unlock()
+}
+
+// histogramBuckets is the number of latency buckets: bucket 0 counts latencies
+// up to 1µs, bucket i (0 < i < histogramBuckets-1) those in (2^(i-1), 2^i] µs,
+// the last one everything longer than 2^(histogramBuckets-2) µs (about 34 s).
+const histogramBuckets = 27
+
+// histogram counts latencies by power-of-two bucket; observing is two atomic
+// adds at most, with no clock read of its own.
+type histogram [histogramBuckets]atomic.Int64
+
+// observe counts n latencies of d.
+func (h *histogram) observe(d time.Duration, n int64) {
+	i := 0
+	if us := (d + time.Microsecond - 1) / time.Microsecond; us > 1 {
+		i = min(bits.Len64(uint64(us-1)), histogramBuckets-1)
+	}
+	h[i].Add(n)
+}
+
+// load copies the counts, nil when there are none.
+func (h *histogram) load() []int64 {
+	var out []int64
+	for i := range h {
+		if n := h[i].Load(); n != 0 {
+			if out == nil {
+				out = make([]int64, histogramBuckets)
+			}
+			out[i] = n
+		}
+	}
+	return out
 }
 
 func (s *taskStats) setMetric(name string, v any) {
@@ -70,6 +127,15 @@ type Snapshot struct {
 	// (multilang "metrics"); nil when none. In sums over tasks a name reported
 	// by several tasks shows one task's value.
 	Metrics map[string]any
+	// Latency histograms, nil when empty: counts by bucket, bucket 0 up to 1µs,
+	// bucket i in (2^(i-1), 2^i] µs, the last (index 26) anything longer.
+	// Execute counts every input, each at its batch's mean; process and
+	// complete count the samples.
+	ExecuteHistogram, ProcessHistogram, CompleteHistogram []int64
+	// LastError is the task's most recent failure (an input it failed with an
+	// error or a panic, or the task's own failure), at LastErrorTime.
+	LastError     string
+	LastErrorTime time.Time
 }
 
 func (s *taskStats) snapshot() Snapshot {
@@ -96,6 +162,10 @@ func (s *taskStats) snapshot() Snapshot {
 		snap.Metrics[k] = v
 	}
 	s.metricsMu.Unlock()
+	snap.ExecuteHistogram, snap.ProcessHistogram, snap.CompleteHistogram = s.executeHist.load(), s.processHist.load(), s.completeHist.load()
+	s.errMu.Lock()
+	snap.LastError, snap.LastErrorTime = s.lastError, s.lastErrorAt
+	s.errMu.Unlock()
 	return snap
 }
 
@@ -141,8 +211,10 @@ func (p *processSampler) settle(edge uint64, acked bool, stats *taskStats) {
 	}
 	p.open = false
 	if acked {
-		stats.ProcessNanos.Add(int64(time.Since(p.start)))
+		d := time.Since(p.start)
+		stats.ProcessNanos.Add(int64(d))
 		stats.ProcessSamples.Add(1)
+		stats.processHist.observe(d, 1)
 	}
 }
 
@@ -181,8 +253,10 @@ func (c *completeSampler) settle(root uint64, acked bool, stats *taskStats) {
 			c.roots[i] = 0
 			c.open--
 			if acked {
-				stats.CompleteNanos.Add(int64(time.Since(c.at[i])))
+				d := time.Since(c.at[i])
+				stats.CompleteNanos.Add(int64(d))
 				stats.CompleteSamples.Add(1)
+				stats.completeHist.observe(d, 1)
 			}
 			return
 		}

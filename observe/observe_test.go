@@ -15,7 +15,7 @@ import (
 	"github.com/goshelter/goshelter/supervision"
 )
 
-// run runs numbers until it is idle; the test stops it.
+// run runs numbers until its three trees are done; the test stops it.
 func run(t *testing.T) *supervision.Running {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -25,6 +25,14 @@ func run(t *testing.T) *supervision.Running {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Stop(context.Background()) })
+	// WaitIdle alone can return before the spout emitted anything: nothing
+	// is in flight at the start either.
+	for r.Stats().Components["numbers"].Acked < 3 {
+		if ctx.Err() != nil {
+			t.Fatal("the three trees did not complete")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if err := sheltertest.WaitIdle(ctx, r); err != nil {
 		t.Fatal(err)
 	}

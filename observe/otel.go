@@ -73,14 +73,21 @@ type float64Gauge struct {
 	value            func(figures) float64
 }
 
+// taskGauges are the per-task gauges of [Instrument]. The three latency means
+// come first: /metrics leaves them out (see withoutMeans) for its histograms,
+// which OpenTelemetry cannot observe asynchronously.
 var taskGauges = []float64Gauge{
 	{metricExecute, "s", "Mean time a bolt spends executing an input.", bolts, func(f figures) float64 { return f.ExecuteLatencyMs / 1e3 }},
 	{metricProcess, "s", "Mean time from a bolt taking an input from its mailbox to acking it (sampled).", bolts, func(f figures) float64 { return f.ProcessLatencyMs / 1e3 }},
 	{metricComplete, "s", "Mean time from a spout's emit to its tree's ack (sampled).", spouts, func(f figures) float64 { return f.CompleteLatencyMs / 1e3 }},
+	// withoutMeans starts here.
 	{metricCapacity, "1", "Fraction of the time since the last collection a bolt task spent executing.", bolts, func(f figures) float64 { return f.Capacity }},
 	{metricPending, "{tree}", "Open tuple trees.", spouts | ackers, func(f figures) float64 { return float64(f.Pending) }},
 	{metricMailboxDepth, "{batch}", "Tuple batches waiting in a task's data mailbox.", bolts, func(f figures) float64 { return float64(f.MailboxDepth) }},
 }
+
+// withoutMeans are taskGauges without the latency means.
+var withoutMeans = taskGauges[3:]
 
 // Instrument creates OpenTelemetry instruments on meter that read r at every
 // collection: per-task counters and gauges with topology, component and task
@@ -91,10 +98,12 @@ var taskGauges = []float64Gauge{
 // the runtime keeps its counters anyway, so a collection only reads them.
 // Unregister the returned registration to stop reading r.
 func Instrument(meter metric.Meter, r *supervision.Running) (metric.Registration, error) {
-	return instrument(meter, r.Stats)
+	return instrument(meter, r.Stats, taskGauges)
 }
 
-func instrument(meter metric.Meter, stats func() supervision.Stats) (metric.Registration, error) {
+// instrument creates the instruments of [Instrument], with perTask the
+// per-task gauges (taskGauges or withoutMeans).
+func instrument(meter metric.Meter, stats func() supervision.Stats, perTask []float64Gauge) (metric.Registration, error) {
 	var (
 		observables []metric.Observable
 		counters    []metric.Int64ObservableCounter
@@ -105,7 +114,7 @@ func instrument(meter metric.Meter, stats func() supervision.Stats) (metric.Regi
 		inst, err := meter.Int64ObservableCounter(c.name, metric.WithUnit(c.unit), metric.WithDescription(c.desc))
 		counters, observables, errs = append(counters, inst), append(observables, inst), append(errs, err)
 	}
-	for _, g := range taskGauges {
+	for _, g := range perTask {
 		inst, err := meter.Float64ObservableGauge(g.name, metric.WithUnit(g.unit), metric.WithDescription(g.desc))
 		gauges, observables, errs = append(gauges, inst), append(observables, inst), append(errs, err)
 	}
@@ -138,7 +147,7 @@ func instrument(meter metric.Meter, stats func() supervision.Stats) (metric.Regi
 					o.ObserveInt64(counters[i], c.value(f), set)
 				}
 			}
-			for i, g := range taskGauges {
+			for i, g := range perTask {
 				if g.kinds&kind != 0 {
 					o.ObserveFloat64(gauges[i], g.value(f), set)
 				}

@@ -56,8 +56,15 @@ type figures struct {
 	FailRate    float64 `json:"fail_rate"`    // tuples/s
 
 	// Metrics are the latest values a task's component reported itself
-	// (TaskInfo.Metric); tasks only.
+	// (TaskInfo.Metric); tasks only. Values JSON has no number for (NaN, ±Inf)
+	// are strings.
 	Metrics map[string]any `json:"metrics,omitempty"`
+
+	// LastError is the most recent failure, with its time and task (see
+	// supervision.TaskStats); empty when there was none.
+	LastError     string     `json:"last_error,omitempty"`
+	LastErrorTime *time.Time `json:"last_error_time,omitempty"`
+	LastErrorTask int        `json:"last_error_task,omitempty"`
 }
 
 // flow is the traffic from one component to another, all streams together: the
@@ -107,7 +114,9 @@ func newReport(prev *supervision.Stats, cur supervision.Stats) report {
 	for i := range r.Components {
 		// Means over the summed samples, not means of the tasks' means: a task
 		// that saw few inputs must not weigh as much as a busy one.
-		r.Components[i].latencies(cur.Components[r.Components[i].Component])
+		sum := cur.Components[r.Components[i].Component]
+		r.Components[i].latencies(sum)
+		r.Components[i].lastError(sum)
 	}
 	return r
 }
@@ -133,8 +142,9 @@ func taskFigures(t, base supervision.TaskStats, window time.Duration) figures {
 		Acked: t.Acked, Failed: t.Failed, Expired: t.Expired, Pending: t.Pending, MailboxDepth: t.MailboxDepth,
 		EmitRate: rate(t.Emitted-base.Emitted, window), ExecuteRate: rate(t.Executed-base.Executed, window),
 		AckRate: rate(t.Acked-base.Acked, window), FailRate: rate(t.Failed-base.Failed, window),
-		Metrics: t.Metrics,
+		Metrics: jsonSafe(t.Metrics),
 	}
+	f.lastError(t)
 	if window > 0 {
 		f.Capacity = float64(t.ExecuteTime-base.ExecuteTime) / float64(window)
 	}
@@ -147,6 +157,13 @@ func (f *figures) latencies(t supervision.TaskStats) {
 	f.ExecuteLatencyMs = ms(t.ExecuteLatency)
 	f.ProcessLatencyMs = ms(t.ProcessLatency)
 	f.CompleteLatencyMs = ms(t.CompleteLatency)
+}
+
+func (f *figures) lastError(t supervision.TaskStats) {
+	if t.LastError != "" {
+		at := t.LastErrorTime
+		f.LastError, f.LastErrorTime, f.LastErrorTask = t.LastError, &at, t.LastErrorTask
+	}
 }
 
 // add sums a task's figures into its component's.

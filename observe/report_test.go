@@ -57,10 +57,30 @@ func withSums(s supervision.Stats) supervision.Stats {
 		sum.ProcessTime += t.ProcessTime
 		sum.CompleteSamples += t.CompleteSamples
 		sum.CompleteTime += t.CompleteTime
+		sum.ExecuteHistogram = addBuckets(sum.ExecuteHistogram, t.ExecuteHistogram)
+		sum.ProcessHistogram = addBuckets(sum.ProcessHistogram, t.ProcessHistogram)
+		sum.CompleteHistogram = addBuckets(sum.CompleteHistogram, t.CompleteHistogram)
+		if t.LastErrorTime.After(sum.LastErrorTime) {
+			sum.LastError, sum.LastErrorTime, sum.LastErrorTask = t.LastError, t.LastErrorTime, t.LastErrorTask
+		}
 		means(&sum)
 		s.Components[t.Component] = sum
 	}
 	return s
+}
+
+func addBuckets(sum, o []int64) []int64 {
+	if o == nil {
+		return sum
+	}
+	out := make([]int64, len(o))
+	for i := range o {
+		out[i] = o[i]
+		if i < len(sum) {
+			out[i] += sum[i]
+		}
+	}
+	return out
 }
 
 func means(t *supervision.TaskStats) {

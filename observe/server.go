@@ -1,38 +1,45 @@
 package observe
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"golang.org/x/net/netutil"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/supervision"
 )
 
-// reportWindow is the shortest window the rates and capacity served at /stats
-// and /graph cover: long enough that a rate is not the noise of one batch,
-// short enough to follow a load change.
+// reportWindow is the shortest window the rates and capacity served at /stats,
+// /graph and on the page's graph cover: long enough that a rate is not the
+// noise of one batch, short enough to follow a load change.
 const reportWindow = time.Second
 
 // Handler serves what r, a run of topo, is doing:
 //
-//	GET /metrics  the instruments of [Instrument] in Prometheus text format
-//	GET /stats    Storm UI figures per component and per task, as JSON
-//	GET /graph    the graph of [DOT] with live figures, as Graphviz DOT text
+//	GET /                 a status page, as Storm's UI shows a topology
+//	GET /api/v1/...       Storm UI's REST API: topology/summary, topology/{id},
+//	                      topology/{id}/component/{component}
+//	GET /metrics          Prometheus text: the instruments of [Instrument] with
+//	                      latency histograms, and Go runtime and process metrics
+//	GET /stats            Storm UI figures per component and per task, as JSON
+//	GET /graph            the graph of [DOT] with live figures, as Graphviz DOT text
 //
-// Mount it on a mux of your own (under a prefix, use http.StripPrefix), or let
-// [Listen] serve it. It collects through a MeterProvider and a Prometheus
-// registry of its own, so that it never registers anything on the global ones
-// a program may already export; reading r costs nothing between requests. It
-// is safe for concurrent use and keeps working after r stops (with no tasks to
-// report).
+// The page needs nothing but the handler: its script and style are embedded,
+// it fetches nothing from elsewhere, and it refreshes itself. Mount the handler
+// on a mux of your own (under a prefix, use http.StripPrefix), or let [Listen]
+// serve it. It collects through a MeterProvider and a Prometheus registry of
+// its own, so that it never registers anything on the global ones a program may
+// already export; reading r costs nothing between requests. It is safe for
+// concurrent use and keeps working after r stops (with no tasks to report).
 func Handler(topo *dsl.Topology, r *supervision.Running) http.Handler {
 	return newHandler(topo, r.Stats)
 }
@@ -46,43 +53,102 @@ func newHandler(topo *dsl.Topology, stats func() supervision.Stats) http.Handler
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
 	// The provider has a pull reader only: nothing runs in the background, so
 	// there is nothing to shut down; it goes with the handler.
-	if _, err := instrument(provider.Meter("github.com/goshelter/goshelter/observe"), stats); err != nil {
+	if _, err := instrument(provider.Meter("github.com/goshelter/goshelter/observe"), stats, withoutMeans); err != nil {
 		panic(err) // the instruments are constants; the tests create them
 	}
+	registry.MustRegister(newLatencyHistograms(stats),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
 	window := newWindow(stats, reportWindow)
+	host, _ := os.Hostname() // Storm's errorHost; empty when the system will not say
+	api := &stormAPI{topo: topo, stats: stats, host: host}
 	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", page())
+	mux.Handle("GET /ui/", assets())
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(window.read()) // a failed write means the client left
+		writeJSON(w, http.StatusOK, window.read())
 	})
 	mux.HandleFunc("GET /graph", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
 		_, _ = w.Write([]byte(liveDOT(topo, window.read())))
 	})
-	return mux
+	mux.HandleFunc("GET /api/v1/topology/summary", api.summary)
+	mux.HandleFunc("GET /api/v1/topology/{id}", api.topology)
+	mux.HandleFunc("GET /api/v1/topology/{id}/component/{component}", api.component)
+	mux.HandleFunc("GET /api/v1/topology/{id}/graph", func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := api.request(w, r); ok {
+			writeJSON(w, http.StatusOK, newGraphView(topo, window.read()))
+		}
+	})
+	return secured(mux)
 }
 
-// Listen serves [Handler] at addr (such as "127.0.0.1:9464"; port 0 picks a
-// free port) on a goroutine of its own, for a program that has no HTTP server
-// to mount the handler on. The server is a plain *http.Server whose Addr is the
-// address it listens on, with the port it got; stop it with its Close, or with
-// Shutdown to let requests under way finish.
+// secured adds the headers that keep a browser from misreading an answer or
+// framing the page.
+func secured(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// limits harden the server of [Listen]: a client that sends slowly, reads
+// slowly or holds connections open must not take the process's file
+// descriptors and goroutines, which the topology needs.
+type limits struct {
+	readHeader time.Duration // to read a request's headers
+	read       time.Duration // to read a whole request
+	write      time.Duration // to write the answer, from the end of the headers read
+	idle       time.Duration // a keep-alive connection waits this long for its next request
+	maxConns   int           // connections served at once; more wait to be accepted
+	// wrap, when set, wraps the bounded listener (tests count connections).
+	wrap func(net.Listener) net.Listener
+}
+
+// defaultLimits are generous for a person and a scraper: /metrics of a
+// topology with thousands of tasks is written well within them.
+var defaultLimits = limits{
+	readHeader: 5 * time.Second, read: 10 * time.Second, write: 30 * time.Second,
+	idle: time.Minute, maxConns: 64,
+}
+
+// Listen serves [Handler] at addr on a goroutine of its own, for a program that
+// has no HTTP server to mount the handler on. addr is host:port; with no host
+// (":9464") it listens on the loopback interface only, as the figures and the
+// page are for the machine's own users: give "0.0.0.0:9464" or another address
+// to serve a network. Port 0 picks a free port. The server is a plain
+// *http.Server whose Addr is the address it listens on, with the port it got;
+// stop it with its Close, or with Shutdown to let requests under way finish.
+//
+// The server bounds what a client can hold: read, write and idle timeouts, and
+// at most 64 connections at once (more wait to be accepted).
 func Listen(addr string, topo *dsl.Topology, r *supervision.Running) (*http.Server, error) {
-	return listen(addr, newHandler(topo, r.Stats))
+	return listen(addr, newHandler(topo, r.Stats), defaultLimits)
 }
 
-func listen(addr string, h http.Handler) (*http.Server, error) {
+func listen(addr string, h http.Handler, lim limits) (*http.Server, error) {
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("observe: %w", err)
 	}
-	srv := &http.Server{Addr: ln.Addr().String(), Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Addr: ln.Addr().String(), Handler: h,
+		ReadHeaderTimeout: lim.readHeader, ReadTimeout: lim.read, WriteTimeout: lim.write, IdleTimeout: lim.idle,
+		MaxHeaderBytes: 64 << 10,
+	}
+	bounded := netutil.LimitListener(ln, lim.maxConns)
+	if lim.wrap != nil {
+		bounded = lim.wrap(bounded)
+	}
 	// Serve ends with ErrServerClosed on Close or Shutdown; its other errors
 	// (a listener that fails for good) leave nothing to report to but the
-	// scraper, which sees the address stop answering.
-	go func() { _ = srv.Serve(ln) }()
+	// client, which sees the address stop answering.
+	go func() { _ = srv.Serve(bounded) }()
 	return srv, nil
 }

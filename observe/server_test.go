@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +23,7 @@ import (
 // free port until the test ends.
 func serve(t *testing.T, stats supervision.Stats) string {
 	t.Helper()
-	srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(stats)))
+	srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(stats)), defaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +97,6 @@ func TestMetricsServeTheSnapshot(t *testing.T) {
 		{"goshelter_tuples_failed_total", task("2"), 10},
 		{"goshelter_tuples_expired_total", task("4"), 5},
 		{"goshelter_execute_time_seconds_total", task("2"), 5},
-		{"goshelter_latency_execute_seconds", task("1"), 0.02},
-		{"goshelter_latency_process_seconds", task("1"), 0.003},
-		{"goshelter_latency_complete_seconds", task("4"), 0.01},
 		{"goshelter_capacity_ratio", task("1"), 0.2},
 		{"goshelter_pending", task("4"), 10},
 		{"goshelter_mailbox_depth", task("2"), 3},
@@ -192,7 +191,7 @@ func TestUnknownPathsAreNotFound(t *testing.T) {
 }
 
 func TestShutdownStopsTheServer(t *testing.T) {
-	srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(sampleStats(time.Second, 1))))
+	srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(sampleStats(time.Second, 1))), defaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +208,7 @@ func TestShutdownStopsTheServer(t *testing.T) {
 }
 
 func TestListenReportsABadAddress(t *testing.T) {
-	if _, err := listen("127.0.0.1:-1", http.NotFoundHandler()); err == nil {
+	if _, err := listen("127.0.0.1:-1", http.NotFoundHandler(), defaultLimits); err == nil {
 		t.Fatal("listen on a bad address succeeded")
 	}
 }
@@ -217,12 +216,133 @@ func TestListenReportsABadAddress(t *testing.T) {
 func TestTheHandlerMountsUnderAPrefix(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/observe/", http.StripPrefix("/observe", newHandler(sampleTopology(t), script(sampleStats(time.Second, 1)))))
-	srv, err := listen("127.0.0.1:0", mux)
+	srv, err := listen("127.0.0.1:0", mux, defaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	if body := get(t, "http://"+srv.Addr+"/observe/stats"); !bytes.Contains(body, []byte(`"topology": "t"`)) {
 		t.Errorf("/observe/stats = %s", body)
+	}
+}
+
+func TestMetricsServeLatencyHistogramsPerComponent(t *testing.T) {
+	stats := sampleStats(10*time.Second, 1)
+	buckets := func(pairs ...int64) []int64 { // index, count, index, count...
+		h := make([]int64, 27)
+		for i := 0; i < len(pairs); i += 2 {
+			h[pairs[i]] = pairs[i+1]
+		}
+		return h
+	}
+	// bolt task 1: 90 inputs at up to 2^10 µs (about 1 ms), 10 at up to 2^15
+	// µs; task 2: 300 at up to 4 µs. The spout: 4 trees at up to 2^14 µs, one
+	// beyond every bound.
+	stats.Tasks[0].ExecuteHistogram = buckets(10, 90, 15, 10)
+	stats.Tasks[1].ExecuteHistogram = buckets(2, 300)
+	stats.Tasks[3].CompleteHistogram = buckets(14, 4, 26, 1)
+	stats = withSums(stats)
+	families, err := new(expfmt.TextParser).TextToMetricFamilies(bytes.NewReader(get(t, serve(t, stats)+"/metrics")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := func(name, component string) *dto.Histogram {
+		t.Helper()
+		for _, m := range families[name].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "component" && l.GetValue() == component {
+					return m.GetHistogram()
+				}
+			}
+		}
+		t.Fatalf("no %s for %s", name, component)
+		return nil
+	}
+	cumulative := func(h *dto.Histogram) map[float64]uint64 {
+		out := map[float64]uint64{}
+		for _, b := range h.GetBucket() {
+			out[b.GetUpperBound()] = b.GetCumulativeCount()
+		}
+		return out
+	}
+	execute := hist("goshelter_latency_execute_seconds", "bolt")
+	if execute.GetSampleCount() != 400 || !near(execute.GetSampleSum(), 7) {
+		t.Errorf("bolt execute histogram: count %d, sum %v; want 400, 7 (the execute time)", execute.GetSampleCount(), execute.GetSampleSum())
+	}
+	want := map[float64]uint64{1e-6: 0, 4e-6: 300, 0.000256: 300, 0.001024: 390, 0.016384: 390, 0.065536: 400, 16.777216: 400}
+	got := cumulative(execute)
+	for bound, n := range want {
+		if !near(float64(got[bound]), float64(n)) {
+			t.Errorf("bolt execute histogram: %v at or below %v s, want %v (buckets %v)", got[bound], bound, n, got)
+		}
+	}
+	if len(got) != 14 || got[math.Inf(1)] != 400 {
+		t.Errorf("%d bounds, want 14 (1 µs to 16.8 s by 4, and +Inf with every input)", len(got))
+	}
+	complete := hist("goshelter_latency_complete_seconds", "src")
+	if complete.GetSampleCount() != 5 || cumulative(complete)[16.777216] != 4 {
+		t.Errorf("spout complete histogram: count %d, buckets %v; want 5 with one beyond 16.8 s", complete.GetSampleCount(), cumulative(complete))
+	}
+	if h := hist("goshelter_latency_process_seconds", "sink"); h.GetSampleCount() != 0 {
+		t.Errorf("an empty histogram counts %d", h.GetSampleCount())
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_cpu_seconds_total"} {
+		if _, ok := families[name]; !ok && (name != "process_cpu_seconds_total" || runtime.GOOS == "linux") {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+}
+
+func TestThePageAndItsAssetsServeUnderAPrefix(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/observe/", http.StripPrefix("/observe", newHandler(sampleTopology(t), script(sampleStats(time.Second, 1)))))
+	srv, err := listen("127.0.0.1:0", mux, defaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := "http://" + srv.Addr + "/observe/"
+	for path, want := range map[string]string{
+		"":                        "text/html; charset=utf-8",
+		"ui/app.js":               "text/javascript; charset=utf-8",
+		"ui/style.css":            "text/css; charset=utf-8",
+		"api/v1/topology/summary": "application/json",
+		"api/v1/topology/t/graph": "application/json",
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != want {
+			t.Errorf("GET %s: %s, %q; want 200, %q", path, resp.Status, resp.Header.Get("Content-Type"), want)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: no nosniff", path)
+		}
+	}
+	page := string(get(t, base))
+	for _, want := range []string{`src="ui/app.js"`, `href="ui/style.css"`, `id="spouts"`, `id="bolts"`, `id="graph"`, `id="events"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	resp, err := http.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+		t.Errorf("the page's policy is %q", csp)
+	}
+	for _, path := range []string{"ui/", "ui/nope.js", "index.html"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %s, want 404", path, resp.Status)
+		}
 	}
 }

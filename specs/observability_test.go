@@ -330,13 +330,34 @@ var _ = Describe("Observability", Label("observability"), func() {
 					Expect(value("goshelter_tuples_emitted_total", t)).To(BeEquivalentTo(t.Emitted))
 					Expect(value("goshelter_tuples_transferred_total", t)).To(BeEquivalentTo(t.Transferred))
 					Expect(value("goshelter_pending", t)).To(BeEquivalentTo(t.Pending))
-					Expect(value("goshelter_latency_complete_seconds", t)).To(BeNumerically("~", t.CompleteLatency.Seconds(), 1e-9))
 				case "bolt":
 					Expect(value("goshelter_tuples_emitted_total", t)).To(BeEquivalentTo(t.Emitted))
 					Expect(value("goshelter_tuples_executed_total", t)).To(BeEquivalentTo(t.Executed))
-					Expect(value("goshelter_latency_execute_seconds", t)).To(BeNumerically("~", t.ExecuteLatency.Seconds(), 1e-9))
-					Expect(value("goshelter_latency_process_seconds", t)).To(BeNumerically("~", t.ProcessLatency.Seconds(), 1e-9))
 					Expect(value("goshelter_execute_time_seconds_total", t)).To(BeNumerically("~", t.ExecuteTime.Seconds(), 1e-9))
+				}
+			}
+			// Latencies are histograms per component: every execution and every
+			// sampled tree counted once.
+			histogram := func(name, component string) *dto.Histogram {
+				GinkgoHelper()
+				Expect(families).To(HaveKey(name))
+				for _, m := range families[name].GetMetric() {
+					if obsLabels(m)["component"] == component {
+						return m.GetHistogram()
+					}
+				}
+				Fail("no histogram " + name + " for " + component)
+				return nil
+			}
+			for id, c := range stats.Components {
+				switch c.Kind {
+				case "spout":
+					Expect(histogram("goshelter_latency_complete_seconds", id).GetSampleCount()).To(BeEquivalentTo(c.CompleteSamples))
+				case "bolt":
+					h := histogram("goshelter_latency_execute_seconds", id)
+					Expect(h.GetSampleCount()).To(BeEquivalentTo(c.Executed), id)
+					Expect(h.GetSampleSum()).To(BeNumerically("~", c.ExecuteTime.Seconds(), 1e-3), id)
+					Expect(histogram("goshelter_latency_process_seconds", id).GetSampleCount()).To(BeEquivalentTo(c.ProcessSamples), id)
 				}
 			}
 			Expect(families).To(HaveKey("goshelter_restarts_total"))

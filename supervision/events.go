@@ -33,6 +33,7 @@ func (k EventKind) String() string {
 
 // Event is a lifecycle event of a running topology.
 type Event struct {
+	Time        time.Time // when it happened (wall clock)
 	Kind        EventKind
 	Incarnation int
 	Attempt     int

@@ -41,13 +41,19 @@ type Running struct {
 	stopResult error           // Stop's result, set before done closes
 	watchers   sync.WaitGroup
 
-	mu          sync.Mutex // mu guards current, number, restarts, since and stableTimer
+	mu          sync.Mutex // mu guards current, number, restarts, since, stableTimer, history and lastErrors
 	current     *actors.Topology
 	stableTimer clock.Timer
 	number      int
 	restarts    int
-	since       time.Time // when the current incarnation became active
+	since       time.Time         // when the current incarnation became active
+	history     []Event           // the latest maxEvents events, for Stats
+	lastErrors  map[int]TaskStats // by task id: failed incarnations' last errors (replaced, never modified)
 }
+
+// maxEvents bounds the event history Stats returns: enough for a page to show
+// a crash loop, small enough to copy on every snapshot.
+const maxEvents = 64
 
 // Run starts topology t and returns once its first incarnation is active.
 // When a task fails, the topology is restarted with back-off (see the package
@@ -148,6 +154,13 @@ func (r *Running) onFailure(f actors.Failure) {
 }
 
 func (r *Running) emit(e Event) {
+	e.Time = time.Now()
+	r.mu.Lock()
+	r.history = append(r.history, e)
+	if len(r.history) > maxEvents {
+		r.history = append(r.history[:0:0], r.history[len(r.history)-maxEvents:]...)
+	}
+	r.mu.Unlock()
 	fields := []zap.Field{zap.Stringer("event", e.Kind), zap.Int("incarnation", e.Incarnation)}
 	switch e.Kind {
 	case Failed, GaveUp:
@@ -174,6 +187,7 @@ func (r *Running) loop() {
 			}
 			var err error = taskError(r.plan.Topology.Name, f)
 			r.emit(Event{Kind: Failed, Incarnation: r.incarnation(), Err: err})
+			r.keepErrors(inc) // Storm UI's last error survives the restart
 			r.dropCurrent()
 			for {
 				if r.opts.restartsOff || attempt >= r.opts.restarts.Max {

@@ -21,6 +21,9 @@ type Stats struct {
 	// Components sums Tasks per component id ("__acker" for the ackers); Task
 	// is 0 in sums. A missing id is not a component of the topology.
 	Components map[string]TaskStats
+	// Events are the latest lifecycle events (at most 64), oldest first: the
+	// restart history, for a status page.
+	Events []Event
 }
 
 // TaskStats are a task's counters, or a component's sums over its tasks.
@@ -56,6 +59,21 @@ type TaskStats struct {
 	ExecuteLatency  time.Duration // ExecuteTime / Executed
 	ProcessLatency  time.Duration // ProcessTime / ProcessSamples
 	CompleteLatency time.Duration // CompleteTime / CompleteSamples
+
+	// Latency histograms, nil when empty: counts by bucket, bucket 0 up to
+	// 1µs, bucket i in (2^(i-1), 2^i] µs, the last (index 26) anything longer.
+	// ExecuteHistogram counts every input at its batch's mean execute time;
+	// the others count the process and complete samples.
+	ExecuteHistogram, ProcessHistogram, CompleteHistogram []int64
+
+	// LastError is the most recent failure: an input failed with an error or
+	// a panic, or a task failure (a panic, TaskInfo.Fail, a shell child's death
+	// with its stderr tail), at LastErrorTime in task LastErrorTask. It
+	// survives restarts, so the failure that caused one stays visible; in sums,
+	// the latest of the tasks'.
+	LastError     string
+	LastErrorTime time.Time
+	LastErrorTask int
 }
 
 func taskStats(s actors.Snapshot) TaskStats {
@@ -65,6 +83,10 @@ func taskStats(s actors.Snapshot) TaskStats {
 		MailboxDepth: s.MailboxDepth, SentTo: s.SentTo, Metrics: s.Metrics,
 		ExecuteTime: time.Duration(s.ExecuteNanos), ProcessSamples: s.ProcessSamples, ProcessTime: time.Duration(s.ProcessNanos),
 		CompleteSamples: s.CompleteSamples, CompleteTime: time.Duration(s.CompleteNanos),
+		ExecuteHistogram: s.ExecuteHistogram, ProcessHistogram: s.ProcessHistogram, CompleteHistogram: s.CompleteHistogram,
+	}
+	if s.LastError != "" {
+		t.LastError, t.LastErrorTime, t.LastErrorTask = s.LastError, s.LastErrorTime, s.Task
 	}
 	t.means()
 	return t
@@ -104,6 +126,12 @@ func (t *TaskStats) add(o TaskStats) {
 		}
 		t.SentTo[task] += n
 	}
+	t.ExecuteHistogram = addBuckets(t.ExecuteHistogram, o.ExecuteHistogram)
+	t.ProcessHistogram = addBuckets(t.ProcessHistogram, o.ProcessHistogram)
+	t.CompleteHistogram = addBuckets(t.CompleteHistogram, o.CompleteHistogram)
+	if o.LastErrorTime.After(t.LastErrorTime) {
+		t.LastError, t.LastErrorTime, t.LastErrorTask = o.LastError, o.LastErrorTime, o.LastErrorTask
+	}
 	for name, v := range o.Metrics { // opaque values: a later task's wins
 		if t.Metrics == nil {
 			t.Metrics = map[string]any{}
@@ -111,6 +139,21 @@ func (t *TaskStats) add(o TaskStats) {
 		t.Metrics[name] = v
 	}
 	t.means()
+}
+
+// addBuckets returns the histogram sum + o, reusing sum when it can (sums are
+// fresh copies; a task's own histogram is never added to).
+func addBuckets(sum, o []int64) []int64 {
+	if o == nil {
+		return sum
+	}
+	if sum == nil {
+		sum = make([]int64, len(o))
+	}
+	for i, n := range o {
+		sum[i] += n
+	}
+	return sum
 }
 
 // sumComponents sums tasks per component.
@@ -135,11 +178,17 @@ func (r *Running) Stats() Stats {
 	r.mu.Lock()
 	s := Stats{Topology: r.plan.Topology.Name, Time: now, Incarnation: r.number, Restarts: r.restarts}
 	inc, since := r.current, r.since
+	s.Events = append([]Event(nil), r.history...)
+	kept := r.lastErrors // written only by copy, so it can be read unlocked
 	r.mu.Unlock()
 	if inc != nil {
 		snaps, inFlight := inc.Stats()
 		for _, snap := range snaps {
-			s.Tasks = append(s.Tasks, taskStats(snap))
+			t := taskStats(snap)
+			if e, ok := kept[t.Task]; ok && e.LastErrorTime.After(t.LastErrorTime) {
+				t.LastError, t.LastErrorTime, t.LastErrorTask = e.LastError, e.LastErrorTime, e.LastErrorTask
+			}
+			s.Tasks = append(s.Tasks, t)
 		}
 		s.InFlight = inFlight
 		if !since.IsZero() {
@@ -148,4 +197,24 @@ func (r *Running) Stats() Stats {
 	}
 	s.Components = sumComponents(s.Tasks)
 	return s
+}
+
+// keepErrors remembers the last errors of inc, a failed incarnation, for the
+// snapshots of the incarnations that follow: the failure that caused a restart
+// is the one a status page must show. Task ids are the same in every
+// incarnation of a plan.
+func (r *Running) keepErrors(inc *actors.Topology) {
+	snaps, _ := inc.Stats()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := make(map[int]TaskStats, len(r.lastErrors)+len(snaps))
+	for id, e := range r.lastErrors {
+		kept[id] = e
+	}
+	for _, s := range snaps {
+		if s.LastError != "" && s.LastErrorTime.After(kept[s.Task].LastErrorTime) {
+			kept[s.Task] = TaskStats{LastError: s.LastError, LastErrorTime: s.LastErrorTime, LastErrorTask: s.Task}
+		}
+	}
+	r.lastErrors = kept
 }

@@ -5,7 +5,9 @@
 // -graph prints the topology as Graphviz DOT and exits
 // (go run ./samples/wordcount -graph | dot -Tsvg > wordcount.svg). -progress
 // prints a progress line a second (the default when stdout is a terminal).
-// -metrics 127.0.0.1:9464 serves /metrics, /stats and /graph while it runs.
+// -metrics 127.0.0.1:9464 serves /metrics, /stats and /graph while it runs;
+// -ui 127.0.0.1:8080 serves the same handler for a browser: the status page at
+// http://127.0.0.1:8080/ (with Storm UI's REST API under /api/v1/).
 package main
 
 import (
@@ -110,6 +112,7 @@ func main() {
 	graph := flag.Bool("graph", false, "print the topology as Graphviz DOT and exit")
 	progress := flag.Bool("progress", term.IsTerminal(os.Stdout), "print a progress line every second")
 	metrics := flag.String("metrics", "", "serve /metrics, /stats and /graph at this address while running")
+	ui := flag.String("ui", "", "serve the status page (and /api/v1, /metrics, /stats, /graph) at this address while running, e.g. 127.0.0.1:8080")
 	flag.Parse()
 	t := &tally{counts: map[string]int{}}
 	topo, err := topology(t)
@@ -120,12 +123,12 @@ func main() {
 		fmt.Print(observe.DOT(topo, nil))
 		return
 	}
-	if err := run(topo, t, *duration, *progress, *metrics); err != nil {
+	if err := run(topo, t, *duration, *progress, *metrics, *ui); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, metrics string) error {
+func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, metrics, ui string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
@@ -145,6 +148,14 @@ func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, me
 		}
 		defer srv.Close()
 		fmt.Fprintf(os.Stderr, "serving http://%s/metrics, /stats and /graph\n", srv.Addr)
+	}
+	if ui != "" {
+		srv, err := observe.Listen(ui, topo, running)
+		if err != nil {
+			return errors.Join(err, running.Stop(context.Background()))
+		}
+		defer srv.Close()
+		fmt.Fprintf(os.Stderr, "status page at http://%s/\n", srv.Addr)
 	}
 	select {
 	case <-time.After(duration):
