@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"time"
 
@@ -242,11 +243,24 @@ func (b *servedBolt) tuple(t *wire.Tuple) (dsl.Tuple, error) {
 }
 
 // streamOf resolves an input's stream: by its sender and the stream id the
-// sender declared (what Storm sends, and goshelter's host too), else by a
-// stream name of the topology (a lifecycle tuple, an older host).
+// sender declared (what Storm sends, and goshelter's host too); Storm's
+// "default" from a sender with one stream to this component (a host that runs
+// that sender as a shell component with no declared id); else by a stream name
+// of the topology (a lifecycle tuple, an older host).
 func (b *servedBolt) streamOf(comp, name string) *dsl.Stream {
 	if st := b.s.inputs[inputKey{comp, name}]; st != nil {
 		return st
+	}
+	if name == wire.DefaultStream {
+		var from []*dsl.Stream
+		for k, st := range b.s.inputs {
+			if k.component == comp && !slices.Contains(from, st) {
+				from = append(from, st)
+			}
+		}
+		if len(from) == 1 {
+			return from[0]
+		}
 	}
 	for _, st := range b.s.topo.Streams {
 		if st.Name == name {

@@ -6,6 +6,9 @@ Modes:
           every number was acked
   strings like count, with string message ids, and an emit while initializing
   hang    answers the handshake and activate, then never answers "next"
+  burst   emits 50 numbers per next (N in all), with numeric message ids; at each
+          next logs "next with K in flight" (emitted minus acked and failed)
+Every mode logs "failed <id>" for every fail and "deactivated" on deactivate.
 """
 import sys
 import time
@@ -30,6 +33,14 @@ class Numbers(stormlike.Spout):
     def next_tuple(self):
         if mode == "hang":
             time.sleep(3600)
+        if mode == "burst":
+            stormlike.log("next with %d in flight" % (self.next_n - 1 - len(self.acked) - self.failed))
+            for _ in range(50):
+                if self.next_n > total:
+                    return
+                stormlike.emit([str(self.next_n)], msg_id=self.next_n)
+                self.next_n += 1
+            return
         if self.replay:
             n = self.replay.pop()
         elif self.next_n <= total:
@@ -46,9 +57,18 @@ class Numbers(stormlike.Spout):
         if len(self.acked) == total + (1 if mode == "strings" else 0):
             stormlike.log("done")
 
+    failed = 0
+
     def fail(self, msg_id):
+        stormlike.log("failed %s" % msg_id)
+        self.failed += 1
+        if mode == "burst":
+            return
         n = int(str(msg_id).replace("m-", ""))
         self.replay.append(n)
+
+    def deactivate(self):
+        stormlike.log("deactivated")
 
 
 try:
