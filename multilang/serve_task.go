@@ -98,9 +98,17 @@ func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) stru
 
 // Emit implements component.SpoutEmitter: a tracked tuple gets a fresh root as its
 // message id.
-func (e *servedSpout) Emit(tuple any, tracked bool) uint64 {
+func (e *servedSpout) Emit(tuple any, tracked bool) uint64 { return e.emit(0, tuple, tracked) }
+
+// EmitDirect implements component.DirectSpoutEmitter: Emit with the host's
+// task id of the target ("task").
+func (e *servedSpout) EmitDirect(task int, tuple any, tracked bool) uint64 {
+	return e.emit(task, tuple, tracked)
+}
+
+func (e *servedSpout) emit(task int, tuple any, tracked bool) uint64 {
 	st, values := e.s.encode(tuple)
-	msg := &wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values}
+	msg := &wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Task: task}
 	var root uint64
 	if tracked && e.s.anchored[st] {
 		e.roots++

@@ -432,3 +432,49 @@ func TestServeSendsTheLogLevelAsked(t *testing.T) {
 		}
 	}
 }
+
+// directSentences sends every sentence to the last task of "z-sink".
+type directSentences struct {
+	info dsl.TaskInfo
+	sent bool
+}
+
+func (d *directSentences) Next() (int, Sentence, bool) {
+	if d.sent {
+		return 0, Sentence{}, false
+	}
+	d.sent = true
+	return 1, Sentence{"direct"}, true
+}
+func (d *directSentences) Ack(int)  {}
+func (d *directSentences) Nack(int) {}
+func (d *directSentences) DirectTask(Sentence) int {
+	tasks := d.info.Model.Component("z-sink").Tasks
+	return tasks[len(tasks)-1]
+}
+
+// A served spout emits direct with the host's id of the target task, and gets
+// no task ids back (Storm sends none for a direct emit).
+func TestServeSpoutEmitsDirectWithTheHostsTaskIDs(t *testing.T) {
+	b := dsl.New("direct-spout", nil)
+	spout := b.Spout("a-sentences", dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[int, Sentence] {
+		return &directSentences{info: info}
+	}))
+	sink := b.Bolt("z-sink", dsl.AutoAck(func(Sentence, dsl.Emitter) error { return nil }), dsl.Parallelism(2))
+	b.Anchored(spout, sink, dsl.Direct[Sentence]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storm := map[string]string{"1": "__acker", "2": "a-sentences", "3": "z-sink", "4": "z-sink"}
+	h := newFakeHost(t, topo, map[string]any{}, wire.Context{ComponentID: "a-sentences", TaskID: 2, TaskToComponent: storm})
+	h.send(map[string]string{"id": "", "command": "next"})
+	emit := h.expect(wire.KindEmit)
+	if emit.Task != 4 || emit.ID.IsZero() || emit.NeedTaskIDs || emit.Stream != "Sentence" {
+		t.Errorf("emit %+v, want a tracked direct emit to task 4", emit)
+	}
+	h.expect(wire.KindSync)
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}

@@ -63,6 +63,7 @@ const (
 var groupings = map[string]groupingKind{
 	grouping.Shuffle: byShuffle, grouping.Fields: byFields, grouping.All: toAll,
 	grouping.Direct: byEmitter, grouping.Global: toLowest,
+	grouping.LocalOrShuffle: byShuffle, grouping.None: byShuffle, // one process: every task is local
 }
 
 // NewRouter builds the emit path of task. src supplies its tuple ids.
@@ -107,6 +108,9 @@ func (r *Router) stream(tuple any) (*streamOut, error) {
 func (r *Router) EmitSpout(tuple any, tracked bool) (root uint64, err error) {
 	s, err := r.stream(tuple)
 	if err != nil {
+		return 0, err
+	}
+	if err := r.checkDirect(s, 0); err != nil { // a direct stream takes EmitSpoutDirect
 		return 0, err
 	}
 	if tracked && r.tracks && s.tracked {

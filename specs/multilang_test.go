@@ -290,6 +290,21 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			Stop(r)
 		})
 
+		It("emits directly to a task id it found in the handshake's context, tracked or not", func() {
+			got := NewDeliveries[MLLine]()
+			b := dsl.New("ml-python-spout-direct", dsl.Conf{dsl.MaxSpoutPending: 4, dsl.AckerTasks: 1})
+			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "direct", "6")))
+			sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(3))
+			b.Anchored(numbers, sink, dsl.Direct[MLLine]())
+			topo := Build(b)
+			r := Run(topo, logsOpt)
+			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
+			Expect(logs.FilterMessage("acked 1").Len() + logs.FilterMessage("acked 3").Len() + logs.FilterMessage("acked 5").Len()).To(Equal(3))
+			Eventually(got.Len).Should(Equal(6))
+			Expect(got.ByTask()).To(HaveKeyWithValue(topo.Component("sink").Tasks[2], HaveLen(6)))
+			Stop(r)
+		})
+
 		It("may emit while initializing and use string message ids", func() {
 			got := NewDeliveries[MLLine]()
 			r := Run(spoutTopology("ml-python-spout-strings", "strings", 5, got), logsOpt)
