@@ -6,6 +6,12 @@
 // (go run ./samples/wordcount -graph | dot -Tsvg > wordcount.svg). -progress
 // prints a progress line a second (the default when stdout is a terminal).
 // -metrics 127.0.0.1:9464 serves /metrics, /stats and /graph while it runs.
+//
+// The same binary runs on Apache Storm (see docs/STORM.md): -flux prints the
+// Flux definition whose components run it as "goshelter-wordcount serve", and
+// "serve" serves the component Storm names over stdin and stdout.
+//
+//	go run ./samples/wordcount -flux ./goshelter-wordcount serve > topology.yaml
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/multilang"
 	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/samples/internal/term"
@@ -110,14 +117,30 @@ func main() {
 	graph := flag.Bool("graph", false, "print the topology as Graphviz DOT and exit")
 	progress := flag.Bool("progress", term.IsTerminal(os.Stdout), "print a progress line every second")
 	metrics := flag.String("metrics", "", "serve /metrics, /stats and /graph at this address while running")
+	flux := flag.Bool("flux", false, "print the Storm Flux definition that runs this binary (the arguments are its command line) and exit")
 	flag.Parse()
 	t := &tally{counts: map[string]int{}}
 	topo, err := topology(t)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *graph {
+	args := flag.Args()
+	switch {
+	case *graph:
 		fmt.Print(observe.DOT(topo, nil))
+		return
+	case *flux:
+		if len(args) == 0 {
+			args = []string{"./goshelter-wordcount", "serve"}
+		}
+		if err := multilang.Flux(os.Stdout, topo, args...); err != nil {
+			log.Fatal(err)
+		}
+		return
+	case len(args) > 0 && args[0] == "serve": // started by Storm as a shell component
+		if err := multilang.Serve(context.Background(), topo, os.Stdin, os.Stdout); err != nil {
+			log.Fatal(err) // Storm sees the process exit and restarts the worker
+		}
 		return
 	}
 	if err := run(topo, t, *duration, *progress, *metrics); err != nil {
