@@ -353,6 +353,36 @@ func TestServeResolvesAnInputStreamByItsSendersDeclaredID(t *testing.T) {
 	if err := h.close(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
+
+	// A sender with two streams to the bolt: each id names its own.
+	b := dsl.New("two-streams", nil)
+	b.Streams(Word{}, Count{})
+	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	split := b.Bolt("split", multilang.Bolt(multilang.Command{Path: "python3", Args: []string{"split.py"},
+		Outputs: map[string]any{"default": Word{}, "totals": Count{}}}))
+	got := make(chan any, 2)
+	sink := b.Bolt("sink", dsl.AutoAck(func(in any, _ dsl.Emitter) error { got <- in; return nil }))
+	b.Unanchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Unanchored(split, sink, dsl.Shuffle[Word]())
+	b.Unanchored(split, sink, dsl.Shuffle[Count]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = startServe(t, topo, "sink", 1)
+	h.send(map[string]any{"id": "w", "comp": "split", "stream": "default", "task": 3, "tuple": []any{"the"}})
+	h.send(map[string]any{"id": "c", "comp": "split", "stream": "totals", "task": 3, "tuple": []any{"the", 3}})
+	for _, id := range []string{"w", "c"} {
+		if ack := h.expect(wire.KindAck); ack.ID.String() != id {
+			t.Fatalf("got %+v, want input %q acked", ack, id)
+		}
+	}
+	if a, b := <-got, <-got; a != (Word{"the"}) || b != (Count{"the", 3}) {
+		t.Errorf("the bolt got %v and %v", a, b)
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
 }
 
 // Storm numbers tasks its own way (its ackers sort among the components): a
