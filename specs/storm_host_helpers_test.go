@@ -830,7 +830,9 @@ func (c *stormCluster) launch(comp *stormComponent, task int) *stormProcess {
 	return p
 }
 
-func (p *stormProcess) String() string { return fmt.Sprintf("%s task %d (%v)", p.comp.id, p.task, p.comp.command) }
+func (p *stormProcess) String() string {
+	return fmt.Sprintf("%s task %d (%v)", p.comp.id, p.task, p.comp.command)
+}
 
 // write sends one message as JsonSerializer.writeMessage: JSON, "\nend\n", flush.
 func (p *stormProcess) write(v any) {
