@@ -32,25 +32,36 @@ var errNoComponent = errors.New("multilang: no such component")
 // Serve runs one component of topo as a Storm shell component, so that a Storm
 // cluster (through a ShellSpout or ShellBolt, see [Flux]) or another goshelter
 // host can run goshelter's Go components as child processes. It reads the
-// handshake from in, creates the pid file, answers with the pid on out and
-// then runs the component named by the handshake's "componentid" until the
-// host closes in (Serve then returns nil), ctx ends, or the component fails.
-// A program calls it with os.Stdin and os.Stdout; tests and examples pass any
-// reader and writer to play the host.
+// handshake from in, creates the pid file, answers with the pid on out (always
+// the first message, as Storm reads only a pid there) and then runs the
+// component named by the handshake's "componentid" until the host closes in
+// (Serve then returns nil), ctx ends, or the component fails. A program calls
+// it with os.Stdin and os.Stdout; tests and examples pass any reader and
+// writer to play the host.
+//
+// Task ids are the host's: the component's TaskInfo, including its Model
+// (each component's Tasks, the AckerTasks), is numbered from the handshake's
+// "task->component", which for Storm differs from goshelter's numbering. An
+// input's stream is resolved from its sender and the stream id the sender
+// declared (what Storm sends; see [Flux] for the ids).
 //
 // Spouts answer every command with sync; their message ids are the tree roots
 // (decimal strings). Bolts get every input as a tracked tuple whose ack and
 // fail go back to the host, emits anchored to the input being executed (or to
-// explicit anchors) and task-id replies turned off. A panic in a bolt's
-// Execute fails that input; a panic in a spout, or TaskInfo.Fail, ends Serve
-// with an error (the host then restarts the worker). The component's logger
-// sends "log" messages to the host.
+// explicit anchors) and task-id replies turned off. A failed input (an error
+// from Execute, a panic, an input that cannot be decoded) is failed and
+// reported with an "error" command, which Storm shows in its UI; the task goes
+// on. A panic in a spout, TaskInfo.Fail or a handshake naming no component of
+// topo ends Serve with an error, also sent as an "error" command (the host
+// then restarts the worker).
 //
-// TaskInfo.Metric only logs at debug level unless the conf (the topology's,
-// the component's or the host's) sets "goshelter.multilang.metrics" to true:
-// goshelter's host records any metric, but Storm's ShellBolt accepts only
-// metrics a Java subclass registered under that name and kills the worker
-// otherwise.
+// The component's logger sends "log" messages to the host at and above the
+// level the conf key "goshelter.multilang.log.level" names ("debug", "info",
+// "warn", "error"; info by default). TaskInfo.Metric only logs at debug level
+// unless the conf (the topology's, the component's or the host's) sets
+// "goshelter.multilang.metrics" to true: goshelter's host records any metric,
+// but Storm's ShellBolt accepts only metrics a Java subclass registered under
+// that name and kills the worker otherwise.
 //
 // When out is os.Stdout, Serve points os.Stdout at os.Stderr for the rest of
 // the process, so that a stray print cannot break the protocol. When in is an

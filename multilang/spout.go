@@ -19,8 +19,11 @@ import (
 // Storm's synchronous shell spout protocol, so spouts written for Storm (in
 // Python, Node, ...) run unchanged. The child's tuples become values of T, the
 // spout's output stream; the child emits them on Storm's "default" stream (or
-// under the id cmd.Outputs gives T, or T's stream name). Message ids may be
-// strings or numbers; each is acked or failed back to the child exactly once.
+// under the id cmd.Outputs gives T, or T's stream name), and the context,
+// subscribers and [Flux] name the stream that way. An emit with "task" goes
+// to that task only (Storm's emitDirect; the stream's subscribers use
+// dsl.Direct). Message ids may be strings or numbers; each is acked or failed
+// back to the child exactly once.
 func Spout[T any](cmd Command) *dsl.SpoutSpec {
 	d := newDef(cmd, true)
 	return &dsl.SpoutSpec{Output: reflect.TypeFor[T](), Reliable: true, Kind: "shell", Impl: d,
