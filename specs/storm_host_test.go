@@ -164,3 +164,27 @@ var _ = Describe("Storm's host code running goshelter's samples", Label("storm-h
 		Expect(msgs[1]["msg"]).To(ContainSubstring(`no component "nope"`))
 	})
 })
+
+// The suite's reproduction of Storm's bytes, against messages worked out by
+// hand from Storm's source: JSONObject is a HashMap (buckets of the keys'
+// String.hashCode, 16 of them), json-smart escapes "/" and U+2000-U+20FF.
+var _ = Describe("The storm-host suite's Storm bytes", Label("storm-host"), func() {
+	It("orders keys as java.util.HashMap does and escapes as json-smart does", func() {
+		Expect(smartJSON(boltMsg("-5", "split", "default", 9, []any{"the"}))).
+			To(Equal(`{"comp":"split","tuple":["the"],"task":9,"stream":"default","id":"-5"}`))
+		Expect(smartJSON(boltMsg("42", nil, "__heartbeat", -1, []any{}))).
+			To(Equal(`{"comp":null,"tuple":[],"task":-1,"stream":"__heartbeat","id":"42"}`))
+		Expect(smartJSON(newJMap(0).put("command", "next").put("id", ""))).To(Equal(`{"id":"","command":"next"}`))
+		Expect(smartJSON(newJMap(0).put("pidDir", "/tmp/p").put("conf", newJMap(0)).put("context", newJMap(0)))).
+			To(Equal(`{"pidDir":"\/tmp\/p","context":{},"conf":{}}`))
+		Expect(smartJSON(trickyText)).
+			To(Equal(`"say \"hi\" to C:\\path\\end\r\nend\nthen 😀 \/slash\u2028sep tab\there"`))
+		m := newJMap(0)
+		for task := 20; task >= 1; task-- { // more than 12 entries: the table doubles to 32
+			m.put(task, "c")
+		}
+		Expect(m.table).To(Equal(32))
+		Expect(m.ordered()[0].key).To(Equal(1))
+		Expect(m.ordered()[19].key).To(Equal(20))
+	})
+})
