@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -178,7 +179,7 @@ func writeSmart(b *strings.Builder, v any) {
 		b.WriteByte('}')
 	case map[string]any: // a JSON object parsed from a child: json-smart's JSONObject
 		m := newJMap(0)
-		for _, k := range slices.Sorted(mapsKeys(v)) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			m.put(k, v[k])
 		}
 		writeSmart(b, m)
@@ -197,16 +198,6 @@ func writeSmart(b *strings.Builder, v any) {
 		writeSmart(b, anySlice(v))
 	default:
 		panic(fmt.Sprintf("smartJSON: %T", v))
-	}
-}
-
-func mapsKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 
@@ -554,7 +545,7 @@ func parseStormTopology(yamlText []byte) *stormTopology {
 		}
 	}
 	next := 1 // StormCommon.stormTaskInfo: a TreeMap of component ids
-	for _, id := range slices.Sorted(mapsKeysOf(t.components)) {
+	for _, id := range slices.Sorted(maps.Keys(t.components)) {
 		c := t.components[id]
 		for i := range c.tasks {
 			c.tasks[i] = next
@@ -563,16 +554,6 @@ func parseStormTopology(yamlText []byte) *stormTopology {
 		}
 	}
 	return t
-}
-
-func mapsKeysOf[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // streamsMap is a component's streams as a worker holds them: a HashMap
@@ -597,7 +578,7 @@ func grouping(s stormSubscription) *jmap {
 func (t *stormTopology) context(id string, task int) *jmap {
 	c := t.components[id]
 	taskToComponent := newJMap(0)
-	for _, n := range slices.Sorted(mapsKeysInt(t.taskComp)) {
+	for _, n := range slices.Sorted(maps.Keys(t.taskComp)) {
 		taskToComponent.put(n, t.taskComp[n])
 	}
 	var streams []any
@@ -651,16 +632,6 @@ func lookup(m *jmap, key any) (*jmap, bool) {
 	return nil, false
 }
 
-func mapsKeysInt[V any](m map[int]V) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // stormConf is the conf a shell component gets: the topology conf (Flux's
 // config over some of Storm's defaults) merged with the component's.
 func (t *stormTopology) stormConf(id string) *jmap {
@@ -672,7 +643,7 @@ func (t *stormTopology) stormConf(id string) *jmap {
 		put("topology.debug", false).
 		put("supervisor.worker.timeout.secs", 30)
 	for _, layer := range []map[string]any{t.conf, t.components[id].conf} {
-		for _, k := range slices.Sorted(mapsKeys(layer)) {
+		for _, k := range slices.Sorted(maps.Keys(layer)) {
 			conf.put(k, layer[k])
 		}
 	}
@@ -740,7 +711,7 @@ func newStormCluster(topo *stormTopology, codeDir string) *stormCluster {
 	c := &stormCluster{topo: topo, codeDir: codeDir, pidDir: GinkgoT().TempDir(), rng: rand.New(rand.NewPCG(13, 13)),
 		spouts: map[int]*stormSpout{}, bolts: map[int]*stormBolt{}, trees: map[int64]*stormTree{},
 		shuffle: map[string]int{}, changed: make(chan struct{}, 1)}
-	for _, id := range slices.Sorted(mapsKeysOf(topo.components)) {
+	for _, id := range slices.Sorted(maps.Keys(topo.components)) {
 		comp := topo.components[id]
 		if id == stormAcker || id == stormSystem {
 			continue
@@ -1276,10 +1247,10 @@ func (c *stormCluster) openInputs() int {
 
 func (c *stormCluster) stderrs() string {
 	var b strings.Builder
-	for _, task := range slices.Sorted(mapsKeysInt(c.bolts)) {
+	for _, task := range slices.Sorted(maps.Keys(c.bolts)) {
 		fmt.Fprintf(&b, "%s: %s\n", c.bolts[task], c.bolts[task].stderr)
 	}
-	for _, task := range slices.Sorted(mapsKeysInt(c.spouts)) {
+	for _, task := range slices.Sorted(maps.Keys(c.spouts)) {
 		fmt.Fprintf(&b, "%s: %s\n", c.spouts[task], c.spouts[task].stderr)
 	}
 	return b.String()
