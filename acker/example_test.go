@@ -47,11 +47,11 @@ func ExampleTracker_Track() {
 	fmt.Println("fail 1:", found, "nack spout task", spout)
 	_, found = t.Fail(1)
 	fmt.Println("fail 1 again:", found)
-	fmt.Println("track 2:", t.Track(2, 5), "open:", t.Open())
+	fmt.Println("track 2:", t.Track(2, 5)) // the freed place
 	// Output:
 	// track 1: true
 	// track 2: false
 	// fail 1: true nack spout task 5
 	// fail 1 again: false
-	// track 2: true open: 1
+	// track 2: true
 }

@@ -26,9 +26,6 @@ func New(capacity int) *Tracker {
 	return t
 }
 
-// Open returns how many trees are open.
-func (t *Tracker) Open() int { return t.open }
-
 // Track opens the tree root for spout task spout. It returns false, opening
 // nothing, when the tracker is at capacity: the caller nacks the tree at once.
 func (t *Tracker) Track(root uint64, spout int) bool {

@@ -116,8 +116,8 @@ func TestTrackerReferenceTables(t *testing.T) {
 					t.Fatalf("step %d %v: value %d, want %d", i+1, s.op.kind, v, s.value)
 				}
 			}
-			if tr.Open() != 0 {
-				t.Fatalf("Open() = %d after the tree ended, want 0", tr.Open())
+			if tr.open != 0 {
+				t.Fatalf("Open() = %d after the tree ended, want 0", tr.open)
 			}
 		})
 	}
@@ -148,8 +148,8 @@ func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
 	if len(expired) != 1 || expired[0] != 1 {
 		t.Fatalf("tick %d expired %v, want [1]", buckets, expired)
 	}
-	if tr.Open() != 1 {
-		t.Fatalf("Open() = %d, want 1", tr.Open())
+	if tr.open != 1 {
+		t.Fatalf("Open() = %d, want 1", tr.open)
 	}
 	tr.Ok(1, 100) // late ack of an expired tree
 	if _, done := tr.Ok(1, 100); done {
@@ -185,7 +185,7 @@ func TestTrackerCapacity(t *testing.T) {
 	if _, open := tr.Value(3); open {
 		t.Fatal("a refused tree is open")
 	}
-	if outcome, _ := apply(tr, op{"anchor", 3, 9}); outcome != "" || tr.Open() != 2 {
+	if outcome, _ := apply(tr, op{"anchor", 3, 9}); outcome != "" || tr.open != 2 {
 		t.Fatal("anchoring a refused tree changed something")
 	}
 	tr.Fail(1)
@@ -195,8 +195,8 @@ func TestTrackerCapacity(t *testing.T) {
 	tr.Rotate(func(uint64, int) {})
 	tr.Rotate(func(uint64, int) {})
 	tr.Rotate(func(uint64, int) {}) // expires 2 and 3
-	if tr.Open() != 0 {
-		t.Fatalf("Open() = %d after expiry, want 0", tr.Open())
+	if tr.open != 0 {
+		t.Fatalf("Open() = %d after expiry, want 0", tr.open)
 	}
 	if !tr.Track(4, spoutTask) {
 		t.Fatal("tree refused after expiry freed the tracker")
@@ -275,8 +275,8 @@ func TestTrackerModel(t *testing.T) {
 				delete(trees, root)
 			}
 		}
-		if tr.Open() != 0 {
-			t.Fatalf("seed %d: Open() = %d, want 0", seed, tr.Open())
+		if tr.open != 0 {
+			t.Fatalf("seed %d: Open() = %d, want 0", seed, tr.open)
 		}
 	}
 }

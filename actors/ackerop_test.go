@@ -85,8 +85,8 @@ func TestApplyOpReferenceTables(t *testing.T) {
 					t.Fatalf("step %d %v: value %d, want %d", i+1, s.op.Kind, v, s.value)
 				}
 			}
-			if tr.Open() != 0 {
-				t.Fatalf("Open() = %d after the tree ended, want 0", tr.Open())
+			if _, open := tr.Value(aid); open {
+				t.Fatal("the tree is still open after it ended")
 			}
 		})
 	}
@@ -103,8 +103,11 @@ func TestApplyOpRefusesTreesOverCapacity(t *testing.T) {
 	if result != refused || spout != spoutTaskID {
 		t.Fatalf("third tree: (%v, %d), want (refused, %d)", result, spout, spoutTaskID)
 	}
-	if result, _ := applyOp(tr, ackerOp{Kind: opAnchor, Root: 3, Edge: 9}); result != pending || tr.Open() != 2 {
+	if result, _ := applyOp(tr, ackerOp{Kind: opAnchor, Root: 3, Edge: 9}); result != pending {
 		t.Fatal("anchoring a refused tree changed something")
+	}
+	if _, open := tr.Value(3); open {
+		t.Fatal("a refused tree was opened")
 	}
 }
 

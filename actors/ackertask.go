@@ -20,6 +20,7 @@ type ackerTask struct {
 	out     map[int]*feedback // by spout task
 	batch   int               // feedback entries per message
 	refused int               // trees refused since the last tick, logged once per tick
+	open    int64             // trees tracked and not ended, for the stats
 	expired int64
 }
 
@@ -39,7 +40,7 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 		for range min(m.n, 3) {
 			a.tracker.Rotate(a.expire)
 		}
-		a.stats.Pending.Store(int64(a.tracker.Open()))
+		a.stats.Pending.Store(a.open)
 		if a.refused > 0 {
 			a.log.Warn("acker at capacity: new trees were nacked at once", zap.Int("refused", a.refused), zap.Int("capacity", a.inc.plan.Topology.Settings.AckerCapacity))
 			a.refused = 0
@@ -64,12 +65,18 @@ func (a *ackerTask) apply(op ackerOp) {
 		a.trace.record(trace.Event{Kind: "AckerStep", Op: op.Kind.String(), Root: op.Root, Edge: op.Edge, Spout: op.Spout, XOR: v, Outcome: result.String()})
 	}
 	switch result {
+	case pending:
+		if op.Kind == opTrack {
+			a.open++
+		}
 	case complete:
+		a.open--
 		f := a.feedback(spout)
 		f.acked = append(f.acked, op.Root)
 		a.flushIfFull(spout, f)
 		a.stats.Acked.Add(1)
 	case failed:
+		a.open--
 		a.nack(spout, op.Root)
 	case refused:
 		a.refused++
@@ -78,6 +85,7 @@ func (a *ackerTask) apply(op ackerOp) {
 }
 
 func (a *ackerTask) expire(root uint64, spout int) {
+	a.open--
 	a.stats.Expired.Add(1)
 	a.feedback(spout).expired++
 	a.nack(spout, root)
@@ -104,7 +112,7 @@ func (a *ackerTask) flush() {
 		a.inc.boxes[spout].PostUserMessage(f)
 		delete(a.out, spout)
 	}
-	a.stats.Pending.Store(int64(a.tracker.Open()))
+	a.stats.Pending.Store(a.open)
 }
 
 // flushIfFull sends a spout's feedback once it holds a batch, so a busy acker that

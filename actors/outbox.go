@@ -102,7 +102,7 @@ func (o *outbox) Anchor(root, edge uint64) {
 func (o *outbox) Fail(root uint64) { o.ack(ackerOp{Kind: opFail, Root: root}) }
 
 func (o *outbox) ack(op ackerOp) {
-	a := o.inc.plan.AckerOf(op.Root)
+	a := ackerOf(o.inc.plan, op.Root)
 	b := o.acks[a]
 	if b == nil {
 		b = ackerPool.Get().(*ackerBatch)

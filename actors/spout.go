@@ -166,18 +166,29 @@ func (s *spoutTask) stopWait() {
 	}
 }
 
-// Emit implements component.SpoutEmitter. It never panics: a tuple that
+var _ component.DirectSpoutEmitter = (*spoutTask)(nil)
+
+// Emit implements component.SpoutEmitter.
+func (s *spoutTask) Emit(tuple any, tracked bool) uint64 { return s.emit(tuple, tracked, 0) }
+
+// EmitDirect implements component.DirectSpoutEmitter: Emit to one task of a
+// direct subscriber.
+func (s *spoutTask) EmitDirect(task int, tuple any, tracked bool) uint64 {
+	return s.emit(tuple, tracked, task)
+}
+
+// emit routes tuple (to task direct, unless 0). It never panics: a tuple that
 // cannot be routed fails its message (the router has failed its tree) and is
 // logged, and the spout goes on.
-func (s *spoutTask) Emit(tuple any, tracked bool) uint64 {
+func (s *spoutTask) emit(tuple any, tracked bool, direct int) uint64 {
 	s.out.hold()
-	root, err := s.router.EmitSpout(tuple, tracked)
+	root, err := s.router.EmitSpout(tuple, tracked, direct)
 	s.out.release()
 	if err != nil {
 		s.log.Error("spout could not emit; the message fails", zap.Error(err))
 	}
 	if s.trace.on() {
-		s.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: rootAnchor(root)})
+		s.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: rootAnchor(root), Direct: direct})
 	}
 	s.stats.Emitted.Add(1)
 	if root != 0 {

@@ -11,7 +11,8 @@ import (
 // Grouping subscribes a bolt to one stream (the type parameter of the constructor)
 // and says how its tuples are spread over the bolt's tasks.
 type Grouping struct {
-	// Kind is "shuffle", "fields", "all", "direct" or "global".
+	// Kind is "shuffle", "fields", "all", "direct", "global",
+	// "local_or_shuffle" or "none".
 	Kind string
 	// Stream is the stream's Go type.
 	Stream reflect.Type
@@ -37,11 +38,26 @@ func Shuffle[T any]() Grouping { return Grouping{Kind: grouping.Shuffle, Stream:
 // separate edge of the tuple tree.
 func All[T any]() Grouping { return Grouping{Kind: grouping.All, Stream: reflect.TypeFor[T]()} }
 
-// Direct lets the emitter choose the task with EmitDirect.
+// Direct lets the emitter choose the task of each tuple of stream T: a bolt
+// with EmitDirect, a spout whose Source has a DirectTask method (see
+// [Source]), a shell component's child with an emit's "task".
 func Direct[T any]() Grouping { return Grouping{Kind: grouping.Direct, Stream: reflect.TypeFor[T]()} }
 
 // Global sends every tuple of stream T to the bolt's task with the lowest id.
 func Global[T any]() Grouping { return Grouping{Kind: grouping.Global, Stream: reflect.TypeFor[T]()} }
+
+// LocalOrShuffle is Storm's local-or-shuffle grouping: tuples of stream T go to
+// the bolt's tasks in the emitter's worker process if there are any, shuffled.
+// goshelter runs every task in one process, so it spreads them as [Shuffle];
+// multilang.Flux exports it as LOCAL_OR_SHUFFLE, which saves network hops on a
+// Storm cluster of several workers.
+func LocalOrShuffle[T any]() Grouping {
+	return Grouping{Kind: grouping.LocalOrShuffle, Stream: reflect.TypeFor[T]()}
+}
+
+// None is Storm's none grouping: the subscriber does not care which task gets
+// each tuple of stream T. goshelter (like Storm) spreads them as [Shuffle].
+func None[T any]() Grouping { return Grouping{Kind: grouping.None, Stream: reflect.TypeFor[T]()} }
 
 // hashable is what a fields grouping may key on: values with a stable hash.
 type hashable interface {

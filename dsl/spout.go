@@ -1,11 +1,37 @@
 package dsl
 
-import "reflect"
+import (
+	"fmt"
+	"reflect"
+)
 
 // spoutEmitter is the runtime's side of a spout emit (package
 // internal/component names it SpoutEmitter; the two are one type).
 type spoutEmitter = interface {
 	Emit(tuple any, tracked bool) (root uint64)
+}
+
+// spoutDirectEmitter is the runtime's side of a direct spout emit (package
+// internal/component names it DirectSpoutEmitter; the two are one type).
+type spoutDirectEmitter = interface {
+	EmitDirect(task int, tuple any, tracked bool) (root uint64)
+}
+
+// directSource is a Source that chooses the task of each message (see Source).
+type directSource[T any] interface {
+	DirectTask(tuple T) (task int)
+}
+
+// emitTo emits tuple to task (0: through the groupings).
+func emitTo(e spoutEmitter, task int, tuple any, tracked bool) uint64 {
+	if task == 0 {
+		return e.Emit(tuple, tracked)
+	}
+	d, ok := e.(spoutDirectEmitter)
+	if !ok {
+		panic(fmt.Errorf("dsl: the runtime cannot emit direct from a spout (task %d)", task))
+	}
+	return d.EmitDirect(task, tuple, tracked)
 }
 
 // activator is what a Source or handler implements to hear when its task is
@@ -18,6 +44,16 @@ type activator interface {
 // Source is a reliable spout's per-task state. Next returns a message id and a
 // tuple, or ok=false when it has nothing now. Every id Next returns later gets
 // exactly one Ack or Nack, on the same goroutine as Next.
+//
+// A spout whose stream is subscribed with [Direct] grouping chooses the task
+// of each message, as Storm's emitDirect does: its Source also has a method
+//
+//	DirectTask(tuple T) (task int)
+//
+// which is called after Next for each tuple and names a task of a direct
+// subscriber (TaskInfo.Model.Component(id).Tasks lists them); 0 sends the
+// tuple through the groupings, which only suits a stream with no direct
+// subscriber. A task that does not subscribe fails the spout's task.
 type Source[ID comparable, T any] interface {
 	Next() (id ID, tuple T, ok bool)
 	Ack(id ID)
@@ -104,12 +140,29 @@ func (r *reliableTask[ID, T]) Next(e spoutEmitter) bool {
 	if !ok {
 		return false
 	}
-	if root := e.Emit(tuple, true); root != 0 {
+	task := 0
+	if d, ok := r.src.(directSource[T]); ok {
+		task = r.directTask(d, id, tuple)
+	}
+	if root := emitTo(e, task, tuple, true); root != 0 {
 		r.pending[root] = id
 	} else {
 		r.src.Ack(id) // nothing downstream tracks it: complete already
 	}
 	return true
+}
+
+// directTask asks the source for the task of the message id; if that panics,
+// the message is nacked first (it was handed out and never emitted) and the
+// panic fails the task.
+func (r *reliableTask[ID, T]) directTask(d directSource[T], id ID, tuple T) int {
+	defer func() {
+		if p := recover(); p != nil {
+			r.src.Nack(id)
+			panic(p)
+		}
+	}()
+	return d.DirectTask(tuple)
 }
 
 func (r *reliableTask[ID, T]) Ack(root uint64) {

@@ -377,11 +377,6 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		v.problem("edge %q -> %q: spout %q emits %v, not %v", d.from, d.to, d.from, from.Spout.Output, g.Stream)
 		ok = false
 	}
-	if g.Kind == grouping.Direct && from.Spout != nil {
-		// A SpoutEmitter has no EmitDirect: such an edge would silently get nothing.
-		v.problem("edge %q -> %q: direct grouping on spout %q, which cannot emit direct", d.from, d.to, d.from)
-		ok = false
-	}
 	if d.anchored && to.Bolt != nil && to.Bolt.Kind == terminatorKind {
 		v.problem("edge %q -> %q: bolt %q is a Terminator, which fails every input, on an anchored edge: every tree through it would fail (use Unanchored, or AutoAck to ack)", d.from, d.to, d.to)
 		ok = false

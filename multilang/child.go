@@ -243,8 +243,11 @@ func (c *child) next() (any, bool) {
 	}
 }
 
-// read is the only goroutine that reads the child's stdout.
+// read is the only goroutine that reads the child's stdout. It closes the
+// host's end of the pipe when it ends, at once: a dead child's descriptors
+// must not wait for the garbage collector.
 func (c *child) read() {
+	defer c.stdout.Close()
 	fr := wire.NewFrameReader(c.stdout, c.cfg.maxMessage)
 	if err := c.readPid(fr); err != nil {
 		c.die(err)
@@ -347,8 +350,12 @@ func (c *child) watch() {
 }
 
 // wait reaps the child, lets the readers finish and reports how it ended.
+// Once the child is gone, whether it died on its own, was killed for failing
+// or was stopped, what is left of its process group (helpers it started) is
+// killed at once: nothing it spawned outlives it.
 func (c *child) wait() {
 	waitErr := c.cmd.Wait()
+	killGroup(c.pid)
 	c.mu.Lock()
 	c.exited = true
 	c.mu.Unlock()

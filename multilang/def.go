@@ -81,12 +81,17 @@ func defOf(c *dsl.Component) *def {
 	return d
 }
 
-// streamID names stream s as component c's code knows it: a shell component's
-// declared id, otherwise the goshelter stream name.
+// streamID names stream s as component c's code knows it, and so as the
+// context, Flux and every host name it: a shell component's declared id; for
+// a shell spout's output without one, Storm's "default" (what its child emits
+// on when it names no stream); otherwise the goshelter stream name.
 func streamID(c *dsl.Component, s *dsl.Stream) string {
 	if d := defOf(c); d != nil {
 		if name, ok := d.alias(s.Type); ok {
 			return name
+		}
+		if d.spout && c.Spout != nil && c.Spout.Output == s.Type {
+			return wire.DefaultStream
 		}
 	}
 	return s.Name

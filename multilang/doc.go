@@ -34,8 +34,9 @@
 //
 // A shell spout is synchronous, as in Storm: next, ack, fail, activate and
 // deactivate are each answered by sync, the runtime calls next only below
-// topology.max.spout.pending, and the child is timed only while the host waits
-// for its sync. A shell bolt is asynchronous: the child gets each input with an
+// topology.max.spout.pending (every emit counts, however many one next makes),
+// and the child is timed only while the host waits for its sync; it may emit
+// direct. A shell bolt is asynchronous: the child gets each input with an
 // id of its own, and acks, fails, anchors and emits (also direct) at any time;
 // an emit is answered with the destination task ids unless it says
 // "need_task_ids": false (a direct emit gets no answer). Inputs wait for the
@@ -58,13 +59,17 @@
 // stderr is read on its own goroutine from the start and logged at warn level,
 // rate limited. When a task stops, its child's stdin is closed and it gets
 // SIGTERM, then SIGKILL after [Command.GracePeriod]; the host reaps it and joins
-// every goroutine it started before the task's stop completes.
+// every goroutine it started before the task's stop completes. Once a child is
+// reaped, however it ended, what is left of its process group is killed and
+// the host's ends of its pipes are closed.
 //
 // # Serving Go components to Storm
 //
 // [Serve] runs inside a child process started by Storm's ShellSpout or
 // ShellBolt: it reads the handshake, finds the component named by its
-// "componentid" in the topology and runs it over stdin and stdout. [Flux]
-// writes a Flux definition that runs the same binary for every component; see
-// docs/STORM.md for packaging and submitting it.
+// "componentid" in the topology and runs it over stdin and stdout, with the
+// host's task ids, reporting failures with Storm's "error" command. [Flux]
+// writes a Flux definition that runs the same binary for every component,
+// with the stream ids the components use; see docs/STORM.md for packaging and
+// submitting it, step by step.
 package multilang

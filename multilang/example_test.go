@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
@@ -29,10 +30,10 @@ func shout() *dsl.Topology {
 	upper := b.Bolt("upper", dsl.AutoAck(func(in Line, out dsl.Emitter) error {
 		out.Emit(Upper{strings.ToUpper(in.Text)})
 		return nil
-	}))
+	}), dsl.Parallelism(2), dsl.WithConf(dsl.Conf{dsl.TickFrequency: 5 * time.Second}))
 	printer := b.Bolt("print", multilang.Bolt(multilang.Command{Path: "python3", Args: []string{"print.py"}}))
 	b.Anchored(lines, upper, dsl.Shuffle[Line]())
-	b.Anchored(upper, printer, dsl.Shuffle[Upper]())
+	b.Anchored(upper, printer, dsl.LocalOrShuffle[Upper]())
 	topo, err := b.Build()
 	if err != nil {
 		panic(err)
@@ -79,6 +80,7 @@ func ExampleFlux() {
 	//   topology.max.spout.pending: 128
 	//   topology.message.timeout.secs: 30
 	//   topology.subprocess.timeout.secs: 30
+	//   topology.workers: 1
 	// spouts:
 	//   - id: lines
 	//     className: org.apache.storm.flux.wrappers.spouts.FluxShellSpout
@@ -91,6 +93,7 @@ func ExampleFlux() {
 	//           - Line
 	//           - - line
 	//     parallelism: 1
+	//     numTasks: 1
 	// bolts:
 	//   - id: print
 	//     className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
@@ -98,6 +101,7 @@ func ExampleFlux() {
 	//       - - python3
 	//         - print.py
 	//     parallelism: 1
+	//     numTasks: 1
 	//   - id: upper
 	//     className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
 	//     constructorArgs:
@@ -108,7 +112,10 @@ func ExampleFlux() {
 	//         args:
 	//           - Upper
 	//           - - line
-	//     parallelism: 1
+	//     parallelism: 2
+	//     numTasks: 2
+	//     config:
+	//       topology.tick.tuple.freq.secs: 5
 	// streams:
 	//   - name: lines --Line--> upper
 	//     from: lines
@@ -120,6 +127,6 @@ func ExampleFlux() {
 	//     from: upper
 	//     to: print
 	//     grouping:
-	//       type: SHUFFLE
+	//       type: LOCAL_OR_SHUFFLE
 	//       streamId: Upper
 }

@@ -22,9 +22,14 @@ var errNotExportable = errors.New("multilang: topology cannot be exported to Flu
 // with no Java code: Go components run command (this binary, serving them with
 // [Serve]); shell components defined with [Spout] and [Bolt] run their own
 // command. Streams keep their goshelter names (shell components' declared ids
-// for what they emit); groupings map to Flux's SHUFFLE, FIELDS, ALL and GLOBAL.
-// Conf keys starting with "goshelter." are left out and time conf is written
-// in whole seconds (rounded up), as Storm reads it.
+// for what they emit, Storm's "default" for a shell spout's output when it
+// declares none: the ids the served components and goshelter's host use);
+// groupings map to Flux's SHUFFLE, LOCAL_OR_SHUFFLE, NONE, FIELDS, ALL and
+// GLOBAL. Each component gets its parallelism as both its executors and its
+// tasks (numTasks) and its own conf (config); the topology conf gets
+// topology.workers (1 unless set). Conf keys starting with "goshelter." are
+// left out and time conf is written in whole seconds (rounded up), as Storm
+// reads it.
 //
 // Direct groupings cannot be exported, because Flux's shell wrappers declare no
 // direct streams; Flux then writes nothing and returns an error naming every
@@ -81,7 +86,7 @@ func sortedComponents(topo *dsl.Topology) []*dsl.Component {
 }
 
 func fluxComponent(topo *dsl.Topology, c *dsl.Component, command []string) (flux.Component, error) {
-	fc := flux.Component{ID: c.ID, ClassName: flux.ShellBolt, Parallelism: c.Parallelism}
+	fc := flux.Component{ID: c.ID, ClassName: flux.ShellBolt, Parallelism: c.Parallelism, NumTasks: c.Parallelism}
 	if c.Spout != nil {
 		fc.ClassName = flux.ShellSpout
 	}
@@ -96,13 +101,14 @@ func fluxComponent(topo *dsl.Topology, c *dsl.Component, command []string) (flux
 	for _, s := range outputStreams(topo, c) {
 		fc.ConfigMethods = append(fc.ConfigMethods, flux.ConfigMethod{Name: "setNamedStream", Args: []any{streamID(c, s), append([]string(nil), s.Fields...)}})
 	}
-	keys := make([]string, 0, len(c.Conf))
-	for k := range c.Conf {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fc.ConfigMethods = append(fc.ConfigMethods, flux.ConfigMethod{Name: "addComponentConfig", Args: []any{k, fluxValue(k, c.Conf[k])}})
+	for k, v := range c.Conf {
+		if strings.HasPrefix(k, "goshelter.") {
+			continue
+		}
+		if fc.Config == nil {
+			fc.Config = map[string]any{}
+		}
+		fc.Config[k] = fluxValue(k, v)
 	}
 	return fc, nil
 }
@@ -112,6 +118,10 @@ func fluxGrouping(e *dsl.Edge) (flux.Grouping, error) {
 	switch e.Grouping.Kind {
 	case grouping.Shuffle:
 		g.Type = "SHUFFLE"
+	case grouping.LocalOrShuffle:
+		g.Type = "LOCAL_OR_SHUFFLE"
+	case grouping.None:
+		g.Type = "NONE"
 	case grouping.Fields:
 		g.Type, g.Args = "FIELDS", append([]string(nil), e.Grouping.Fields...)
 	case grouping.All:
@@ -124,15 +134,20 @@ func fluxGrouping(e *dsl.Edge) (flux.Grouping, error) {
 	return g, nil
 }
 
+// workersKey is Storm's conf key for the worker processes of a topology.
+const workersKey = "topology.workers"
+
 // fluxConf is the topology conf for Storm: the user's keys (goshelter's own
 // left out) and the resolved values of the keys whose defaults differ between
-// goshelter and Storm.
+// goshelter and Storm; topology.workers is 1 (goshelter runs one process)
+// unless the conf says otherwise.
 func fluxConf(conf dsl.Conf, s dsl.Settings) map[string]any {
 	out := map[string]any{
 		dsl.MaxSpoutPending:   s.MaxSpoutPending,
 		dsl.MessageTimeout:    fluxValue(dsl.MessageTimeout, s.MessageTimeout),
 		dsl.AckerTasks:        s.AckerTasks,
 		dsl.SubprocessTimeout: fluxValue(dsl.SubprocessTimeout, s.SubprocessTimeout),
+		workersKey:            1,
 	}
 	for k, v := range conf {
 		if !strings.HasPrefix(k, "goshelter.") {

@@ -3,8 +3,10 @@ package multilang_test
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -103,5 +105,108 @@ func TestFluxRefusesWhatStormsShellWrappersCannotDeclare(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("Flux wrote %q along with its error", out.String())
+	}
+}
+
+// fluxDoc parses what Flux wrote, as far as these tests look.
+type fluxDoc struct {
+	Config  map[string]any `yaml:"config"`
+	Spouts  []fluxComp     `yaml:"spouts"`
+	Bolts   []fluxComp     `yaml:"bolts"`
+	Streams []struct {
+		From, To string
+		Grouping struct {
+			Type     string   `yaml:"type"`
+			StreamID string   `yaml:"streamId"`
+			Args     []string `yaml:"args"`
+		} `yaml:"grouping"`
+	} `yaml:"streams"`
+}
+
+type fluxComp struct {
+	ID            string `yaml:"id"`
+	ConfigMethods []struct {
+		Name string `yaml:"name"`
+		Args []any  `yaml:"args"`
+	} `yaml:"configMethods"`
+	Parallelism int            `yaml:"parallelism"`
+	NumTasks    int            `yaml:"numTasks"`
+	Config      map[string]any `yaml:"config"`
+}
+
+func exportFlux(t *testing.T, topo *dsl.Topology) fluxDoc {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := multilang.Flux(&buf, topo, "./wc", "serve"); err != nil {
+		t.Fatal(err)
+	}
+	var doc fluxDoc
+	if err := yaml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("%v in\n%s", err, buf.Bytes())
+	}
+	return doc
+}
+
+// A shell spout's child that names no stream emits on Storm's "default": the
+// export declares that id and subscribes on it, as goshelter's host accepts
+// (issue 13: Flux said "Sentence" and Storm threw "Unknown stream ID: default").
+func TestFluxNamesAShellSpoutsUndeclaredStreamDefault(t *testing.T) {
+	b := dsl.New("shell-spout", nil)
+	b.Streams(Word{})
+	spout := b.Spout("sentences", multilang.Spout[Sentence](multilang.Command{Path: "python3", Args: []string{"sentences.py"}}))
+	split := b.Bolt("split", dsl.AutoAck(func(Sentence, dsl.Emitter) error { return nil }))
+	b.Anchored(spout, split, dsl.Shuffle[Sentence]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := exportFlux(t, topo)
+	m := doc.Spouts[0].ConfigMethods
+	if len(m) != 1 || m[0].Name != "setNamedStream" || m[0].Args[0] != "default" {
+		t.Errorf("spout streams %+v, want default", m)
+	}
+	if g := doc.Streams[0].Grouping; g.StreamID != "default" {
+		t.Errorf("split subscribes on %q, want default", g.StreamID)
+	}
+	ctx := multilang.NewContext(topo, topo.Component("sentences"), 2)
+	if len(ctx.Streams) != 1 || ctx.Streams[0] != "default" || ctx.StreamToOutputFields["default"][0] != "sentence" {
+		t.Errorf("the child's context names its streams %v %v", ctx.Streams, ctx.StreamToOutputFields)
+	}
+}
+
+func TestFluxWritesTasksWorkersComponentConfigAndEveryGrouping(t *testing.T) {
+	b := dsl.New("groupings", dsl.Conf{"topology.workers": 3})
+	b.Streams(Word{})
+	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }), dsl.Parallelism(2))
+	noop := func(Sentence, dsl.Emitter) error { return nil }
+	for kind, g := range map[string]dsl.Grouping{"local": dsl.LocalOrShuffle[Sentence](), "none": dsl.None[Sentence](), "all": dsl.All[Sentence]()} {
+		b.Anchored(spout, b.Bolt(kind, dsl.AutoAck(noop), dsl.Parallelism(3),
+			dsl.WithConf(dsl.Conf{dsl.TickFrequency: 1500 * time.Millisecond, "my.key": kind, "goshelter.batch.size": 4})), g)
+	}
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := exportFlux(t, topo)
+	if doc.Config["topology.workers"] != 3 {
+		t.Errorf("topology.workers %v, want the conf's 3", doc.Config["topology.workers"])
+	}
+	if doc.Spouts[0].Parallelism != 2 || doc.Spouts[0].NumTasks != 2 {
+		t.Errorf("spout parallelism %d numTasks %d, want 2 and 2", doc.Spouts[0].Parallelism, doc.Spouts[0].NumTasks)
+	}
+	for _, c := range doc.Bolts {
+		if c.NumTasks != 3 || c.Config["topology.tick.tuple.freq.secs"] != 2 || c.Config["my.key"] != c.ID || c.Config["goshelter.batch.size"] != nil || len(c.ConfigMethods) != 0 {
+			t.Errorf("bolt %+v, want 3 tasks and its own conf (in whole seconds, no goshelter keys)", c)
+		}
+	}
+	types := map[string]string{}
+	for _, s := range doc.Streams {
+		types[s.To] = s.Grouping.Type
+	}
+	if want := map[string]string{"local": "LOCAL_OR_SHUFFLE", "none": "NONE", "all": "ALL"}; !reflect.DeepEqual(types, want) {
+		t.Errorf("groupings %v, want %v", types, want)
+	}
+	if exportFlux(t, wordCount(t, false)).Config["topology.workers"] != 1 {
+		t.Error("topology.workers is not 1 by default")
 	}
 }

@@ -21,3 +21,8 @@ func signalGroup(p *os.Process, sig syscall.Signal) {
 		_ = p.Signal(sig)
 	}
 }
+
+// killGroup kills what is left of the process group of a child that has been
+// reaped: the processes it started. Its id cannot have been reused while any
+// of them lives; if none does, the call fails harmlessly.
+func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }

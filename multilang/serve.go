@@ -21,6 +21,10 @@ import (
 // send "metrics" messages to the host (see [Serve]).
 const metricsKey = "goshelter.multilang.metrics"
 
+// logLevelKey is the conf key naming the lowest level of the log entries a
+// served component sends to the host (see [Serve]).
+const logLevelKey = "goshelter.multilang.log.level"
+
 // errNoComponent is wrapped by Serve's error when the handshake names a
 // component the topology does not have.
 var errNoComponent = errors.New("multilang: no such component")
@@ -28,25 +32,36 @@ var errNoComponent = errors.New("multilang: no such component")
 // Serve runs one component of topo as a Storm shell component, so that a Storm
 // cluster (through a ShellSpout or ShellBolt, see [Flux]) or another goshelter
 // host can run goshelter's Go components as child processes. It reads the
-// handshake from in, creates the pid file, answers with the pid on out and
-// then runs the component named by the handshake's "componentid" until the
-// host closes in (Serve then returns nil), ctx ends, or the component fails.
-// A program calls it with os.Stdin and os.Stdout; tests and examples pass any
-// reader and writer to play the host.
+// handshake from in, creates the pid file, answers with the pid on out (always
+// the first message, as Storm reads only a pid there) and then runs the
+// component named by the handshake's "componentid" until the host closes in
+// (Serve then returns nil), ctx ends, or the component fails. A program calls
+// it with os.Stdin and os.Stdout; tests and examples pass any reader and
+// writer to play the host.
+//
+// Task ids are the host's: the component's TaskInfo, including its Model
+// (each component's Tasks, the AckerTasks), is numbered from the handshake's
+// "task->component", which for Storm differs from goshelter's numbering. An
+// input's stream is resolved from its sender and the stream id the sender
+// declared (what Storm sends; see [Flux] for the ids).
 //
 // Spouts answer every command with sync; their message ids are the tree roots
 // (decimal strings). Bolts get every input as a tracked tuple whose ack and
 // fail go back to the host, emits anchored to the input being executed (or to
-// explicit anchors) and task-id replies turned off. A panic in a bolt's
-// Execute fails that input; a panic in a spout, or TaskInfo.Fail, ends Serve
-// with an error (the host then restarts the worker). The component's logger
-// sends "log" messages to the host.
+// explicit anchors) and task-id replies turned off. A failed input (an error
+// from Execute, a panic, an input that cannot be decoded) is failed and
+// reported with an "error" command, which Storm shows in its UI; the task goes
+// on. A panic in a spout, TaskInfo.Fail or a handshake naming no component of
+// topo ends Serve with an error, also sent as an "error" command (the host
+// then restarts the worker).
 //
-// TaskInfo.Metric only logs at debug level unless the conf (the topology's,
-// the component's or the host's) sets "goshelter.multilang.metrics" to true:
-// goshelter's host records any metric, but Storm's ShellBolt accepts only
-// metrics a Java subclass registered under that name and kills the worker
-// otherwise.
+// The component's logger sends "log" messages to the host at and above the
+// level the conf key "goshelter.multilang.log.level" names ("debug", "info",
+// "warn", "error"; info by default). TaskInfo.Metric only logs at debug level
+// unless the conf (the topology's, the component's or the host's) sets
+// "goshelter.multilang.metrics" to true: goshelter's host records any metric,
+// but Storm's ShellBolt accepts only metrics a Java subclass registered under
+// that name and kills the worker otherwise.
 //
 // When out is os.Stdout, Serve points os.Stdout at os.Stderr for the rest of
 // the process, so that a stray print cannot break the protocol. When in is an
@@ -75,8 +90,10 @@ type server struct {
 	// stream is on an anchored edge: only then are its emits anchored (bolts)
 	// or tracked (spouts), as in goshelter's runtime.
 	anchored map[*dsl.Stream]bool
-	posted   controlQueue // functions given to TaskInfo.Post
-	failure  chan error   // TaskInfo.Fail
+	// inputs resolves the stream of an input from its sender and stream id.
+	inputs  map[inputKey]*dsl.Stream
+	posted  controlQueue // functions given to TaskInfo.Post
+	failure chan error   // TaskInfo.Fail
 }
 
 type inbound struct {
@@ -99,8 +116,7 @@ func (s *server) serve(ctx context.Context) error {
 	}
 	c, err := s.setup(m.Handshake)
 	if err != nil {
-		_ = s.out.send(&wire.Message{Kind: wire.KindError, Msg: err.Error()})
-		_ = s.out.flush()
+		s.reportError(err)
 		return err
 	}
 	in := make(chan inbound)
@@ -114,9 +130,21 @@ func (s *server) serve(ctx context.Context) error {
 	defer s.stopReading(&wg)
 	defer close(done)
 	if c.Spout != nil {
-		return s.runSpout(ctx, c, in)
+		err = s.runSpout(ctx, c, in)
+	} else {
+		err = s.runBolt(ctx, c, in)
 	}
-	return s.runBolt(ctx, c, in)
+	if err != nil {
+		s.reportError(err)
+	}
+	return err
+}
+
+// reportError sends err to the host as an "error" command (Storm shows the
+// latest in its UI as the component's last error) and flushes it.
+func (s *server) reportError(err error) {
+	_ = s.out.send(&wire.Message{Kind: wire.KindError, Msg: err.Error()})
+	_ = s.out.flush()
 }
 
 // stopReading ends the reader goroutine: an input that is an io.Closer is
@@ -153,19 +181,19 @@ func (s *server) readLoop(in chan<- inbound, done <-chan struct{}) {
 	}
 }
 
-// setup answers the handshake and builds the task's TaskInfo.
+// setup answers the handshake and builds the task's TaskInfo. The pid comes
+// first, whatever happens next: Storm reads only a pid from the first message,
+// so an error sent before it would be lost.
 func (s *server) setup(h *wire.Handshake) (*dsl.Component, error) {
-	c := s.topo.Component(h.Context.ComponentID)
-	if c == nil {
-		return nil, fmt.Errorf("%w: topology %q has no component %q", errNoComponent, s.topo.Name, h.Context.ComponentID)
-	}
 	pid := os.Getpid()
+	var pidErr error
 	if h.PidDir != "" {
 		f, err := os.Create(filepath.Join(h.PidDir, strconv.Itoa(pid)))
 		if err != nil {
-			return nil, fmt.Errorf("multilang: creating the pid file: %w", err)
+			pidErr = fmt.Errorf("multilang: creating the pid file: %w", err)
+		} else {
+			f.Close()
 		}
-		f.Close()
 	}
 	if err := s.out.send(&wire.Message{Kind: wire.KindPid, Pid: pid}); err != nil {
 		return nil, err
@@ -173,15 +201,34 @@ func (s *server) setup(h *wire.Handshake) (*dsl.Component, error) {
 	if err := s.out.flush(); err != nil {
 		return nil, err
 	}
+	if pidErr != nil {
+		return nil, pidErr
+	}
+	s.topo = renumbered(s.topo, h.Context.TaskToComponent)
+	c := s.topo.Component(h.Context.ComponentID)
+	if c == nil {
+		return nil, fmt.Errorf("%w: topology %q has no component %q", errNoComponent, s.topo.Name, h.Context.ComponentID)
+	}
 	s.info = s.taskInfo(c, h)
 	s.anchored = map[*dsl.Stream]bool{}
+	s.inputs = map[inputKey]*dsl.Stream{}
 	for _, e := range s.topo.Edges {
 		if e.From == c && e.Anchored {
 			s.anchored[e.Stream] = true
 		}
+		if e.To == c { // as the host names them: the sender's declared id, or the stream's name
+			s.inputs[inputKey{e.From.ID, streamID(e.From, e.Stream)}] = e.Stream
+			if k := (inputKey{e.From.ID, e.Stream.Name}); s.inputs[k] == nil {
+				s.inputs[k] = e.Stream
+			}
+		}
 	}
 	return c, nil
 }
+
+// inputKey names an input stream as a host does: the sending component and
+// the stream id it declared.
+type inputKey struct{ component, stream string }
 
 func (s *server) taskInfo(c *dsl.Component, h *wire.Handshake) dsl.TaskInfo {
 	var tasks []int
@@ -199,7 +246,11 @@ func (s *server) taskInfo(c *dsl.Component, h *wire.Handshake) dsl.TaskInfo {
 		}
 	}
 	s.metrics = conf[metricsKey] == true
-	log := zap.New(&hostCore{LevelEnabler: zap.DebugLevel, enc: newLogEncoder(), out: s.out}).With(zap.String("component", c.ID), zap.Int("task", h.Context.TaskID))
+	level, levelErr := logLevel(conf[logLevelKey])
+	log := zap.New(&hostCore{LevelEnabler: level, enc: newLogEncoder(), out: s.out}).With(zap.String("component", c.ID), zap.Int("task", h.Context.TaskID))
+	if levelErr != nil {
+		log.Warn("bad log level; using info", zap.String("key", logLevelKey), zap.Error(levelErr))
+	}
 	return dsl.TaskInfo{
 		Topology: s.topo.Name, Component: c.ID, Task: h.Context.TaskID, Index: index,
 		Parallelism: max(len(tasks), 1), Settings: c.Settings, Conf: conf, Logger: log, Model: s.topo,

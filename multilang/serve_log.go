@@ -1,6 +1,7 @@
 package multilang
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/goshelter/goshelter/multilang/internal/wire"
@@ -65,4 +66,23 @@ func levelOf(l zapcore.Level) wire.Level {
 		return wire.LevelWarn
 	}
 	return wire.LevelError
+}
+
+// logLevel reads the level of logLevelKey: a zap level name ("debug", "info",
+// "warn", "error"; "trace" is debug), info when unset.
+func logLevel(v any) (zapcore.Level, error) {
+	s, ok := v.(string)
+	switch {
+	case v == nil:
+		return zapcore.InfoLevel, nil
+	case !ok:
+		return zapcore.InfoLevel, fmt.Errorf("%v is not a level name", v)
+	case strings.EqualFold(s, "trace"):
+		return zapcore.DebugLevel, nil
+	}
+	l, err := zapcore.ParseLevel(s)
+	if err != nil {
+		return zapcore.InfoLevel, err
+	}
+	return l, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"time"
 
@@ -97,9 +98,17 @@ func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) stru
 
 // Emit implements component.SpoutEmitter: a tracked tuple gets a fresh root as its
 // message id.
-func (e *servedSpout) Emit(tuple any, tracked bool) uint64 {
+func (e *servedSpout) Emit(tuple any, tracked bool) uint64 { return e.emit(0, tuple, tracked) }
+
+// EmitDirect implements component.DirectSpoutEmitter: Emit with the host's
+// task id of the target ("task").
+func (e *servedSpout) EmitDirect(task int, tuple any, tracked bool) uint64 {
+	return e.emit(task, tuple, tracked)
+}
+
+func (e *servedSpout) emit(task int, tuple any, tracked bool) uint64 {
 	st, values := e.s.encode(tuple)
-	msg := &wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values}
+	msg := &wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Task: task}
 	var root uint64
 	if tracked && e.s.anchored[st] {
 		e.roots++
@@ -174,13 +183,18 @@ func (b *servedBolt) input(task component.BoltTask, t *wire.Tuple) error {
 	}
 	in, err := b.tuple(t)
 	if err != nil {
+		err = fmt.Errorf("multilang: component %q task %d: input %q cannot be decoded; failing it: %w", b.s.info.Component, b.s.info.Task, t.ID, err)
 		b.s.info.Logger.Error("input cannot be decoded; failing it", zap.String("id", t.ID), zap.Error(err))
-		return b.s.out.send(&wire.Message{Kind: wire.KindFail, ID: wire.StringID(t.ID)})
+		if err := b.s.out.send(&wire.Message{Kind: wire.KindFail, ID: wire.StringID(t.ID)}); err != nil {
+			return err
+		}
+		return b.s.out.send(&wire.Message{Kind: wire.KindError, Msg: err.Error()})
 	}
 	b.current = &in
 	b.call(func() {
 		if err := task.Execute(in, b); err != nil {
 			b.s.info.Logger.Error("bolt failed its input", zap.String("stream", t.Stream), zap.Error(err))
+			b.report(fmt.Errorf("multilang: component %q task %d failed an input on stream %q: %w", b.s.info.Component, b.s.info.Task, t.Stream, err))
 		}
 	}, &in)
 	b.current = nil
@@ -194,13 +208,21 @@ func (b *servedBolt) input(task component.BoltTask, t *wire.Tuple) error {
 func (b *servedBolt) call(fn func(), in *dsl.Tuple) {
 	defer func() {
 		if r := recover(); r != nil {
-			b.s.info.Logger.Error("bolt panicked", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			stack := debug.Stack()
+			b.s.info.Logger.Error("bolt panicked", zap.Any("panic", r), zap.ByteString("stack", stack))
 			if in != nil {
 				b.Fail(*in)
 			}
+			b.report(fmt.Errorf("multilang: component %q task %d panicked: %v\n%s", b.s.info.Component, b.s.info.Task, r, stack))
 		}
 	}()
 	fn()
+}
+
+// report sends err to the host as an "error" command, so that it shows in
+// Storm UI as the component's last error; the task goes on.
+func (b *servedBolt) report(err error) {
+	_ = b.s.out.send(&wire.Message{Kind: wire.KindError, Msg: err.Error()})
 }
 
 // tuple turns the host's input into a goshelter tuple.
@@ -214,9 +236,9 @@ func (b *servedBolt) tuple(t *wire.Tuple) (dsl.Tuple, error) {
 		}
 		in.Value = dsl.Tick{RateSecs: rate, Period: time.Duration(rate) * time.Second} // Stream stays nil, as the runtime's ticks
 	} else {
-		st := b.streamNamed(t.Stream)
+		st := b.streamOf(t.Comp, t.Stream)
 		if st == nil {
-			return in, fmt.Errorf("stream %q is not a stream of topology %q", t.Stream, b.s.topo.Name)
+			return in, fmt.Errorf("component %q sends no stream %q to %q (and it is no stream of topology %q)", t.Comp, t.Stream, b.s.info.Component, b.s.topo.Name)
 		}
 		v, err := decodeValues(st, t.Values)
 		if err != nil {
@@ -228,7 +250,26 @@ func (b *servedBolt) tuple(t *wire.Tuple) (dsl.Tuple, error) {
 	return in, nil
 }
 
-func (b *servedBolt) streamNamed(name string) *dsl.Stream {
+// streamOf resolves an input's stream: by its sender and the stream id the
+// sender declared (what Storm sends, and goshelter's host too); Storm's
+// "default" from a sender with one stream to this component (a host that runs
+// that sender as a shell component with no declared id); else by a stream name
+// of the topology (a lifecycle tuple, an older host).
+func (b *servedBolt) streamOf(comp, name string) *dsl.Stream {
+	if st := b.s.inputs[inputKey{comp, name}]; st != nil {
+		return st
+	}
+	if name == wire.DefaultStream {
+		var from []*dsl.Stream
+		for k, st := range b.s.inputs {
+			if k.component == comp && !slices.Contains(from, st) {
+				from = append(from, st)
+			}
+		}
+		if len(from) == 1 {
+			return from[0]
+		}
+	}
 	for _, st := range b.s.topo.Streams {
 		if st.Name == name {
 			return st

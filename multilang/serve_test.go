@@ -30,6 +30,13 @@ type fakeHost struct {
 
 func startServe(t *testing.T, topo *dsl.Topology, component string, task int) *fakeHost {
 	t.Helper()
+	conf := multilang.StormConf(topo.Name, topo.Conf, topo.Settings)
+	return newFakeHost(t, topo, conf, multilang.NewContext(topo, topo.Component(component), task))
+}
+
+// newFakeHost starts Serve and sends it a handshake with conf and ctx.
+func newFakeHost(t *testing.T, topo *dsl.Topology, conf map[string]any, ctx wire.Context) *fakeHost {
+	t.Helper()
 	kidIn, toKid := io.Pipe()
 	fromKid, kidOut := io.Pipe()
 	h := &fakeHost{t: t, toKid: toKid, frames: wire.NewFrameReader(fromKid, 0), done: make(chan error, 1), pidDir: t.TempDir()}
@@ -38,8 +45,7 @@ func startServe(t *testing.T, topo *dsl.Topology, component string, task int) *f
 		kidOut.Close()
 		h.done <- err
 	}()
-	conf := multilang.StormConf(topo.Name, topo.Conf, topo.Settings)
-	h.send(wire.Handshake{Conf: conf, PidDir: h.pidDir, Context: multilang.NewContext(topo, topo.Component(component), task)})
+	h.send(wire.Handshake{Conf: conf, PidDir: h.pidDir, Context: ctx})
 	pid := h.expect(wire.KindPid)
 	if pid.Pid != os.Getpid() {
 		t.Fatalf("pid answer %d, want %d", pid.Pid, os.Getpid())
@@ -238,10 +244,17 @@ func TestServeRunsABoltAsynchronously(t *testing.T) {
 		if fail := h.expect(wire.KindFail); fail.ID.String() != id {
 			t.Fatalf("fail %+v for %q", fail, text)
 		}
+		// Storm UI's "last error": sent after the fail, the task goes on.
+		if e := h.expect(wire.KindError); !strings.Contains(e.Msg, `component "split" task 5`) || !strings.Contains(e.Msg, map[string]string{"p": "panicked: boom", "e": "bad sentence"}[id]) {
+			t.Fatalf("error %q for %q", e.Msg, text)
+		}
 	}
 	h.send(map[string]any{"id": "u", "comp": "x", "stream": "Unknown", "task": 9, "tuple": []int{1}})
 	if fail := h.expect(wire.KindFail); fail.ID.String() != "u" {
 		t.Fatalf("fail %+v for an unknown stream", fail)
+	}
+	if e := h.expect(wire.KindError); !strings.Contains(e.Msg, `component "x" sends no stream "Unknown"`) {
+		t.Fatalf("error %q for an unknown stream", e.Msg)
 	}
 	h.send(map[string]any{"id": "t", "comp": "__system", "stream": "__tick", "task": -1, "tuple": []int{7}})
 	if ack := h.expect(wire.KindAck); ack.ID.String() != "t" { // an auto-ack bolt acks ticks too
@@ -281,6 +294,10 @@ func TestServeSendsMetricsAndFailsWhenTheTaskFails(t *testing.T) {
 		t.Fatalf("posted ack %+v", ack)
 	}
 	h.send(map[string]any{"id": "2", "comp": "s", "stream": "Sentence", "task": 2, "tuple": []string{"fatal"}})
+	h.expect(wire.KindAck)
+	if e := h.expect(wire.KindError); !strings.Contains(e.Msg, "cannot go on") { // for Storm UI, before the exit
+		t.Errorf("error %q", e.Msg)
+	}
 	if err := h.close(); err == nil || !strings.Contains(err.Error(), "cannot go on") {
 		t.Errorf("Serve returned %v, want the task's failure", err)
 	}
@@ -297,8 +314,15 @@ func TestServeRefusesAnUnknownComponent(t *testing.T) {
 	}()
 	hs := wire.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: wire.Context{ComponentID: "nope", TaskID: 1}}
 	go func() { _ = wire.WriteFrame(toKid, hs) }()
-	f, err := wire.NewFrameReader(fromKid, 0).Next()
+	fr := wire.NewFrameReader(fromKid, 0)
+	f, err := fr.Next()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := wire.Decode(f); err != nil || m.Kind != wire.KindPid { // Storm reads only a pid first
+		t.Errorf("child said %s first, want its pid", f)
+	}
+	if f, err = fr.Next(); err != nil {
 		t.Fatal(err)
 	}
 	var msg map[string]string
@@ -310,4 +334,177 @@ func TestServeRefusesAnUnknownComponent(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 	toKid.Close()
+}
+
+// Storm sends an input with the stream id its sender declared: a shell bolt's
+// "default" here, which Flux exports for split; Serve resolves it from the
+// sender (issue 13: every split -> count tuple failed).
+func TestServeResolvesAnInputStreamByItsSendersDeclaredID(t *testing.T) {
+	topo := wordCount(t, false)
+	h := startServe(t, topo, "count", 5)
+	h.send(map[string]any{"id": "-5", "comp": "split", "stream": "default", "task": 9, "tuple": []string{"the"}})
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "-5" {
+		t.Fatalf("got %+v, want the input acked", ack)
+	}
+	h.send(map[string]any{"id": "-6", "comp": "split", "stream": "Word", "task": 9, "tuple": []string{"cow"}}) // goshelter's name
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "-6" {
+		t.Fatalf("got %+v, want the input acked", ack)
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+
+	// A sender with two streams to the bolt: each id names its own.
+	b := dsl.New("two-streams", nil)
+	b.Streams(Word{}, Count{})
+	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	split := b.Bolt("split", multilang.Bolt(multilang.Command{Path: "python3", Args: []string{"split.py"},
+		Outputs: map[string]any{"default": Word{}, "totals": Count{}}}))
+	got := make(chan any, 2)
+	sink := b.Bolt("sink", dsl.AutoAck(func(in any, _ dsl.Emitter) error { got <- in; return nil }))
+	b.Unanchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Unanchored(split, sink, dsl.Shuffle[Word]())
+	b.Unanchored(split, sink, dsl.Shuffle[Count]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = startServe(t, topo, "sink", 1)
+	h.send(map[string]any{"id": "w", "comp": "split", "stream": "default", "task": 3, "tuple": []any{"the"}})
+	h.send(map[string]any{"id": "c", "comp": "split", "stream": "totals", "task": 3, "tuple": []any{"the", 3}})
+	for _, id := range []string{"w", "c"} {
+		if ack := h.expect(wire.KindAck); ack.ID.String() != id {
+			t.Fatalf("got %+v, want input %q acked", ack, id)
+		}
+	}
+	if a, b := <-got, <-got; a != (Word{"the"}) || b != (Count{"the", 3}) {
+		t.Errorf("the bolt got %v and %v", a, b)
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// Storm numbers tasks its own way (its ackers sort among the components): a
+// served component sees the host's ids in TaskInfo.Model, and its direct
+// emits name them.
+func TestServeUsesTheHostsTaskIDs(t *testing.T) {
+	b := dsl.New("numbering", nil)
+	b.Streams(Word{})
+	spout := b.Spout("a-lines", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	seen := make(chan string, 1)
+	bolt := b.Bolt("b-split", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Sentence] {
+		seen <- fmt.Sprint(info.Model.Component("z-sink").Tasks, info.Model.AckerTasks, info.Index, info.Parallelism)
+		return handlerFunc[Sentence](func(s Sentence, out dsl.Emitter) error {
+			out.EmitDirect(info.Model.Component("z-sink").Tasks[1], Word{s.Text})
+			return nil
+		})
+	}), dsl.Parallelism(2))
+	sink := b.Bolt("z-sink", dsl.AutoAck(func(Word, dsl.Emitter) error { return nil }), dsl.Parallelism(2))
+	b.Unanchored(spout, bolt, dsl.Shuffle[Sentence]())
+	b.Unanchored(bolt, sink, dsl.Direct[Word]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// goshelter: a-lines 1, b-split 2-3, z-sink 4-5, ackers 6-9. Storm: __acker
+	// 1-2 sorts before the lowercase ids.
+	storm := map[string]string{"1": "__acker", "2": "__acker", "3": "a-lines", "4": "b-split", "5": "b-split", "6": "z-sink", "7": "z-sink"}
+	h := newFakeHost(t, topo, map[string]any{}, wire.Context{ComponentID: "b-split", TaskID: 5, TaskToComponent: storm})
+	if got := <-seen; got != "[6 7] [1 2] 1 2" {
+		t.Errorf("model tasks, ackers, index, parallelism: %s", got)
+	}
+	h.send(map[string]any{"id": "1", "comp": "a-lines", "stream": "Sentence", "task": 3, "tuple": []string{"hi"}})
+	if emit := h.expect(wire.KindEmit); emit.Task != 7 {
+		t.Errorf("direct emit %+v, want task 7", emit)
+	}
+	h.expect(wire.KindAck)
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// Only the entries at the level the conf asks (info by default) cross the pipe.
+func TestServeSendsTheLogLevelAsked(t *testing.T) {
+	b := dsl.New("levels", nil)
+	spout := b.Spout("s", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	bolt := b.Bolt("b", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Sentence] {
+		info.Logger.Debug("a debug line")
+		info.Logger.Info("an info line")
+		return handlerFunc[Sentence](func(Sentence, dsl.Emitter) error { return nil })
+	}))
+	b.Unanchored(spout, bolt, dsl.Shuffle[Sentence]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		conf  map[string]any
+		first string
+		level wire.Level
+	}{
+		{map[string]any{}, "an info line", wire.LevelInfo},
+		{map[string]any{"goshelter.multilang.log.level": "debug"}, "a debug line", wire.LevelDebug},
+		{map[string]any{"goshelter.multilang.log.level": "warn"}, "", wire.LevelInfo},
+	} {
+		h := newFakeHost(t, topo, tc.conf, wire.Context{ComponentID: "b", TaskID: 2, TaskToComponent: map[string]string{"1": "s", "2": "b"}})
+		h.send(map[string]any{"id": "hb", "comp": nil, "stream": "__heartbeat", "task": -1, "tuple": []any{}})
+		m := h.read()
+		if tc.first == "" {
+			if m.Kind != wire.KindSync {
+				t.Errorf("conf %v: got %+v before the sync, want nothing", tc.conf, m)
+			}
+		} else if m.Kind != wire.KindLog || !strings.HasPrefix(m.Msg, tc.first) || m.Level != tc.level {
+			t.Errorf("conf %v: first message %+v, want %q", tc.conf, m, tc.first)
+		}
+		if err := h.close(); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	}
+}
+
+// directSentences sends every sentence to the last task of "z-sink".
+type directSentences struct {
+	info dsl.TaskInfo
+	sent bool
+}
+
+func (d *directSentences) Next() (int, Sentence, bool) {
+	if d.sent {
+		return 0, Sentence{}, false
+	}
+	d.sent = true
+	return 1, Sentence{"direct"}, true
+}
+func (d *directSentences) Ack(int)  {}
+func (d *directSentences) Nack(int) {}
+func (d *directSentences) DirectTask(Sentence) int {
+	tasks := d.info.Model.Component("z-sink").Tasks
+	return tasks[len(tasks)-1]
+}
+
+// A served spout emits direct with the host's id of the target task, and gets
+// no task ids back (Storm sends none for a direct emit).
+func TestServeSpoutEmitsDirectWithTheHostsTaskIDs(t *testing.T) {
+	b := dsl.New("direct-spout", nil)
+	spout := b.Spout("a-sentences", dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[int, Sentence] {
+		return &directSentences{info: info}
+	}))
+	sink := b.Bolt("z-sink", dsl.AutoAck(func(Sentence, dsl.Emitter) error { return nil }), dsl.Parallelism(2))
+	b.Anchored(spout, sink, dsl.Direct[Sentence]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storm := map[string]string{"1": "__acker", "2": "a-sentences", "3": "z-sink", "4": "z-sink"}
+	h := newFakeHost(t, topo, map[string]any{}, wire.Context{ComponentID: "a-sentences", TaskID: 2, TaskToComponent: storm})
+	h.send(map[string]string{"id": "", "command": "next"})
+	emit := h.expect(wire.KindEmit)
+	if emit.Task != 4 || emit.ID.IsZero() || emit.NeedTaskIDs || emit.Stream != "Sentence" {
+		t.Errorf("emit %+v, want a tracked direct emit to task 4", emit)
+	}
+	h.expect(wire.KindSync)
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
 }

@@ -3,7 +3,9 @@ package multilang
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,8 +19,11 @@ import (
 // Storm's synchronous shell spout protocol, so spouts written for Storm (in
 // Python, Node, ...) run unchanged. The child's tuples become values of T, the
 // spout's output stream; the child emits them on Storm's "default" stream (or
-// under the id cmd.Outputs gives T, or T's stream name). Message ids may be
-// strings or numbers; each is acked or failed back to the child exactly once.
+// under the id cmd.Outputs gives T, or T's stream name), and the context,
+// subscribers and [Flux] name the stream that way. An emit with "task" goes
+// to that task only (Storm's emitDirect; the stream's subscribers use
+// dsl.Direct). Message ids may be strings or numbers; each is acked or failed
+// back to the child exactly once.
 func Spout[T any](cmd Command) *dsl.SpoutSpec {
 	d := newDef(cmd, true)
 	return &dsl.SpoutSpec{Output: reflect.TypeFor[T](), Reliable: true, Kind: "shell", Impl: d,
@@ -105,6 +110,11 @@ func (s *shellSpout) frame(c *child, frame []byte, _ bool) error {
 	case <-c.stop:
 		return errors.New("stopped")
 	}
+}
+
+// outputNames lists the stream ids the child may emit on.
+func (s *shellSpout) outputNames() []string {
+	return slices.Sorted(maps.Keys(s.outputs))
 }
 
 // Open implements component.Opener.
@@ -210,13 +220,10 @@ func (s *shellSpout) call(k wire.Kind, id wire.ID) (emitted int) {
 	}
 }
 
-func (s *shellSpout) emit(m *wire.Message) error {
-	if m.Task != 0 {
-		return errors.New("direct emits from shell spouts are not supported")
-	}
+func (s *shellSpout) emit(m *wire.Message) (err error) {
 	st, ok := s.outputs[m.Stream]
 	if !ok {
-		return fmt.Errorf("emit on stream %q; the spout emits only %q", m.Stream, streamOf(s.info.Model, s.info.Model.Component(s.info.Component).Spout.Output).Name)
+		return fmt.Errorf("emit on stream %q; the spout emits only %q", m.Stream, s.outputNames())
 	}
 	v, err := decodeValues(st, m.Tuple)
 	if err != nil {
@@ -227,7 +234,23 @@ func (s *shellSpout) emit(m *wire.Message) error {
 	}
 	tracked := !m.ID.IsZero()
 	var root uint64
-	if m.NeedTaskIDs {
+	defer func() { // an emit the topology cannot route is the child's bad input
+		if r := recover(); r != nil {
+			ee, ok := r.(*component.EmitError)
+			if !ok {
+				panic(r)
+			}
+			err = ee
+		}
+	}()
+	switch {
+	case m.Task != 0: // direct: Storm sends no task ids back
+		d, ok := s.e.(component.DirectSpoutEmitter)
+		if !ok {
+			return errors.New("the runtime's emitter cannot emit direct (no component.DirectSpoutEmitter)")
+		}
+		root = d.EmitDirect(m.Task, v, tracked)
+	case m.NeedTaskIDs:
 		te, ok := s.e.(component.SpoutTaskEmitter)
 		if !ok {
 			return errors.New("the runtime's emitter cannot report task ids (no component.SpoutTaskEmitter)")
@@ -238,7 +261,7 @@ func (s *shellSpout) emit(m *wire.Message) error {
 			tasks = []int{}
 		}
 		s.child.sendControl(tasks)
-	} else {
+	default:
 		root = s.e.Emit(v, tracked)
 	}
 	if tracked {

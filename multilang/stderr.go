@@ -21,6 +21,7 @@ const (
 // at most stderrLinesPerSecond a second.
 func (c *child) readStderr() {
 	defer close(c.stderrDone)
+	defer c.stderr.Close() // at once, as read does for stdout
 	r := bufio.NewReaderSize(c.stderr, 64<<10)
 	lim := lineLimiter{logger: c.cfg.log}
 	defer lim.flush()

@@ -56,8 +56,3 @@ func Compile(t *dsl.Topology) *Plan {
 	}
 	return p
 }
-
-// AckerOf returns the acker task that tracks the tree with this root.
-func (p *Plan) AckerOf(root uint64) int {
-	return p.Ackers[root%uint64(len(p.Ackers))]
-}

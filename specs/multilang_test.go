@@ -1,11 +1,13 @@
 package specs_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -71,6 +73,41 @@ func expectReaped(pids []int) {
 	for _, pid := range pids {
 		Expect(syscall.Kill(pid, 0)).To(MatchError(syscall.ESRCH), "child %d is still there", pid)
 	}
+}
+
+// helperPids returns the pids of the helpers the "spawn" children started.
+func helperPids(logs *observer.ObservedLogs) []int {
+	var pids []int
+	for _, m := range messages(logs, zapcore.InfoLevel) {
+		var pid int
+		if _, err := fmt.Sscanf(m, "helper %d", &pid); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// expectDead checks that none of pids runs any more. They are not our children
+// (their parent died first), so they may linger as zombies until init reaps
+// them; a zombie is dead.
+func expectDead(pids []int) {
+	GinkgoHelper()
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		Expect(fields[0]).To(Equal("Z"), "helper %d is still running (state %s)", pid, fields[0])
+	}
+}
+
+// openFds counts this process's open file descriptors.
+func openFds() int {
+	GinkgoHelper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	Expect(err).NotTo(HaveOccurred())
+	return len(fds)
 }
 
 // messages returns the logged messages at level.
@@ -229,6 +266,45 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			expectReaped(childPids(logs))
 		})
 
+		// Issue 11, item 4: one next of a shell spout may emit many tuples.
+		It("is asked for more only below max spout pending, however many tuples one next emits, and every emit counts", Label("edges"), func() {
+			b := dsl.New("ml-burst", dsl.Conf{dsl.MaxSpoutPending: 5, dsl.AckerTasks: 1})
+			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "burst", "150")))
+			got := NewDeliveries[MLLine]()
+			b.Anchored(numbers, b.Bolt("sink", CaptureBolt(got)), dsl.Shuffle[MLLine]())
+			r := Run(Build(b), logsOpt)
+			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
+			var inFlight []int
+			for _, m := range messages(logs, zapcore.InfoLevel) {
+				var k int
+				if _, err := fmt.Sscanf(m, "next with %d in flight", &k); err == nil {
+					inFlight = append(inFlight, k)
+				}
+			}
+			Expect(len(inFlight)).To(BeNumerically(">=", 3), "three nexts emit the 150 tuples")
+			Expect(inFlight).To(HaveEach(BeNumerically("<", 5)), "next is asked only below max spout pending")
+			Expect(got.Len()).To(Equal(150))
+			stats := r.Stats().Components["numbers"]
+			Expect(stats.Emitted).To(Equal(int64(150)))
+			Expect(stats.Acked).To(Equal(int64(150)))
+			Stop(r)
+		})
+
+		It("emits directly to a task id it found in the handshake's context, tracked or not", func() {
+			got := NewDeliveries[MLLine]()
+			b := dsl.New("ml-python-spout-direct", dsl.Conf{dsl.MaxSpoutPending: 4, dsl.AckerTasks: 1})
+			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "direct", "6")))
+			sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(3))
+			b.Anchored(numbers, sink, dsl.Direct[MLLine]())
+			topo := Build(b)
+			r := Run(topo, logsOpt)
+			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
+			Expect(logs.FilterMessage("acked 1").Len() + logs.FilterMessage("acked 3").Len() + logs.FilterMessage("acked 5").Len()).To(Equal(3))
+			Eventually(got.Len).Should(Equal(6))
+			Expect(got.ByTask()).To(HaveKeyWithValue(topo.Component("sink").Tasks[2], HaveLen(6)))
+			Stop(r)
+		})
+
 		It("may emit while initializing and use string message ids", func() {
 			got := NewDeliveries[MLLine]()
 			r := Run(spoutTopology("ml-python-spout-strings", "strings", 5, got), logsOpt)
@@ -236,6 +312,89 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			Expect(logs.FilterMessage("acked m-0").Len()).To(Equal(1))
 			Expect(got.Len()).To(Equal(6))
 			Stop(r)
+		})
+	})
+
+	// Each of these paths could be changed with every other test green
+	// (mutation runs, issue 13): a child's fail taken for an ack, ack sent to
+	// a spout instead of fail, no deactivate, no heartbeats.
+	Context("the paths between the host and a shell child, each pinned", func() {
+		It("fails the tree of an input a bolt's child fails, and acks only what it acks", func() {
+			src := sheltertest.NewSource(MLLine{"good words"}, MLLine{"bad words"})
+			r := Run(splitTopology("ml-child-fails", src, python("bolt.py", "fail"), NewDeliveries[MLWord]()), logsOpt)
+			Eventually(func() int { return len(src.Outcomes()) }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(2))
+			Expect(AckedIDs(src)).To(ConsistOf(1))
+			Expect(NackedIDs(src)).To(ConsistOf(2))
+			Stop(r)
+			Expect(src.Verify()).To(Succeed())
+		})
+
+		It("sends fail, not ack, to a spout's child for a failed tree, and deactivate when it stops", func() {
+			b := dsl.New("ml-spout-fail", dsl.Conf{dsl.MaxSpoutPending: 4, dsl.AckerTasks: 1})
+			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "count", "3")))
+			failedOnce := false
+			sink := b.Bolt("sink", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[MLLine] {
+				return ManualFunc[MLLine](func(in MLLine, input dsl.Tuple, c dsl.Collector) error {
+					if in.Text == "2" && !failedOnce { // the child replays it
+						failedOnce = true
+						c.Fail(input)
+						return nil
+					}
+					c.Ack(input)
+					return nil
+				})
+			}))
+			b.Anchored(numbers, sink, dsl.Shuffle[MLLine]())
+			r := Run(Build(b), logsOpt)
+			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
+			Expect(logs.FilterMessage("failed 2").Len()).To(Equal(1))
+			Expect(logs.FilterMessage("acked 2").Len()).To(Equal(1)) // the replay
+			Expect(logs.FilterMessage("deactivated").Len()).To(BeZero())
+			Stop(r)
+			Expect(logs.FilterMessage("deactivated").Len()).To(Equal(1))
+		})
+
+		It("sends a bolt's child heartbeats, which it answers with sync", func() {
+			src := sheltertest.NewSource(MLLine{"beat"})
+			cmd := python("bolt.py", "heartbeats")
+			cmd.Heartbeat = 10 * time.Millisecond
+			r := Run(splitTopology("ml-heartbeats", src, cmd, NewDeliveries[MLWord]()), logsOpt)
+			Eventually(func() int { return logs.FilterMessage("heartbeat 3").Len() }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(1))
+			Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1))
+			Stop(r)
+		})
+	})
+
+	Context("process hygiene", func() {
+		It("kills the helpers a child started when it dies on its own, on every restart", func() {
+			src := sheltertest.NewSource(MLLine{"doomed"})
+			r := Run(splitTopology("ml-helpers", src, python("bolt.py", "spawn"), NewDeliveries[MLWord]()), logsOpt,
+				Restarts(time.Millisecond, time.Millisecond, 3))
+			for i := 2; i <= 4; i++ { // each incarnation's child dies on its first input
+				Eventually(func() int { return r.Stats().Incarnation }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(i))
+				src.Push(MLLine{"doomed too"})
+			}
+			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
+			Expect(r.Wait()).To(MatchError(supervision.ErrGaveUp))
+			helpers := helperPids(logs)
+			Expect(helpers).To(HaveLen(4))
+			expectDead(helpers)
+			expectReaped(childPids(logs))
+		})
+
+		It("closes the pipes of a dead child at once, without waiting for the garbage collector", func() {
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
+			before := openFds()
+			src := sheltertest.NewSource(MLLine{"doomed"})
+			r := Run(splitTopology("ml-fds", src, python("bolt.py", "die"), NewDeliveries[MLWord]()), logsOpt,
+				Restarts(time.Millisecond, time.Millisecond, 5))
+			for i := 2; i <= 6; i++ {
+				Eventually(func() int { return r.Stats().Incarnation }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(i))
+				src.Push(MLLine{"doomed too"})
+			}
+			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
+			Expect(childPids(logs)).To(HaveLen(6))
+			Expect(openFds()).To(BeNumerically("<=", before), "six children died; their pipes must be closed")
 		})
 	})
 

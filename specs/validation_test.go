@@ -96,9 +96,6 @@ var _ = Describe("Topology validation", Label("dsl-validation"), func() {
 			b.Anchored("sink", b.Bolt("direct", relayNum()), dsl.Direct[Num]())
 			b.Anchored("sink", b.Bolt("shuffled", relayNum()), dsl.Shuffle[Num]())
 		}, `stream "Num" of "sink" mixes direct and non-direct groupings`),
-		Entry("a direct grouping on a spout's stream (spouts cannot emit direct)", nil, func(b *dsl.Builder) {
-			b.Anchored("numbers", b.Bolt("direct", relayNum()), dsl.Direct[Num]())
-		}, `edge "numbers" -> "direct": direct grouping on spout "numbers", which cannot emit direct`),
 		Entry("a cycle between bolts", nil, func(b *dsl.Builder) {
 			a, c := b.Bolt("a", relayNum()), b.Bolt("c", relayNum())
 			b.Anchored("sink", a, dsl.Shuffle[Num]())

@@ -11,7 +11,8 @@
 // the task may be unresponsive. A panic in any method is recovered by the
 // runtime: in a bolt's Execute it fails that input, elsewhere it fails the task
 // (under supervision the topology restarts). Optional interfaces ([Opener],
-// [Closer], [TaskEmitter], [SpoutTaskEmitter]) are found by type assertion.
+// [Closer], [TaskEmitter], [SpoutTaskEmitter], [DirectSpoutEmitter]) are found
+// by type assertion.
 package component
 
 import (
@@ -86,6 +87,17 @@ type TaskEmitter interface {
 // is Emit that also appends the ids of the tasks the tuple was sent to.
 type SpoutTaskEmitter interface {
 	EmitTasks(tuple any, tracked bool, tasks []int) (root uint64, out []int)
+}
+
+// DirectSpoutEmitter is implemented by the runtime's [SpoutEmitter]:
+// EmitDirect is Emit to task only, on a stream whose subscribers use direct
+// grouping (Storm's emitDirect from a spout). It panics with a *EmitError when
+// the stream is not direct or task does not subscribe to it.
+//
+// It is an alias of an unnamed interface so that dsl can use it without
+// importing this package.
+type DirectSpoutEmitter = interface {
+	EmitDirect(task int, tuple any, tracked bool) (root uint64)
 }
 
 // EmitError reports an emit the topology cannot route. Emitters panic with it;

@@ -9,4 +9,9 @@ const (
 	All     = "all"     // every task gets every tuple
 	Direct  = "direct"  // the emitter names the task (EmitDirect)
 	Global  = "global"  // the task with the lowest id
+	// LocalOrShuffle prefers tasks in the emitter's worker process, which for
+	// goshelter (one process) is every task: it routes as Shuffle.
+	LocalOrShuffle = "local_or_shuffle"
+	// None leaves the choice to the runtime; goshelter shuffles, as Storm does.
+	None = "none"
 )

@@ -193,16 +193,22 @@ func run(duration time.Duration, boltLine, spoutLine, dir string, flux bool, arg
 	}
 	switch {
 	case flux:
-		return printFlux(topo, args)
+		return printFlux(topo, spoutLine, args)
 	case len(args) > 0 && args[0] == "serve":
 		return multilang.Serve(context.Background(), topo, os.Stdin, os.Stdout)
 	}
 	return runLocally(topo, c, duration)
 }
 
-func printFlux(topo *dsl.Topology, command []string) error {
+// printFlux prints the Flux definition; with no command, its Go components
+// run "./goshelter-multilang serve" (with the same -spout-cmd, so that the
+// served topology is the exported one).
+func printFlux(topo *dsl.Topology, spoutLine string, command []string) error {
 	if len(command) == 0 {
 		command = []string{"./goshelter-multilang", "serve"}
+		if spoutLine != "" {
+			command = []string{"./goshelter-multilang", "-spout-cmd", spoutLine, "serve"}
+		}
 	}
 	return multilang.Flux(os.Stdout, topo, command...)
 }

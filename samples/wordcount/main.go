@@ -8,6 +8,12 @@
 // -metrics 127.0.0.1:9464 serves /metrics, /stats and /graph while it runs;
 // -ui 127.0.0.1:8080 serves the same handler for a browser: the status page at
 // http://127.0.0.1:8080/ (with Storm UI's REST API under /api/v1/).
+//
+// The same binary runs on Apache Storm (see docs/STORM.md): -flux prints the
+// Flux definition whose components run it as "goshelter-wordcount serve", and
+// "serve" serves the component Storm names over stdin and stdout.
+//
+//	go run ./samples/wordcount -flux ./goshelter-wordcount serve > topology.yaml
 package main
 
 import (
@@ -24,6 +30,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/multilang"
 	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/samples/internal/term"
@@ -113,14 +120,30 @@ func main() {
 	progress := flag.Bool("progress", term.IsTerminal(os.Stdout), "print a progress line every second")
 	metrics := flag.String("metrics", "", "serve /metrics, /stats and /graph at this address while running")
 	ui := flag.String("ui", "", "serve the status page (and /api/v1, /metrics, /stats, /graph) at this address while running, e.g. 127.0.0.1:8080")
+	flux := flag.Bool("flux", false, "print the Storm Flux definition that runs this binary (the arguments are its command line) and exit")
 	flag.Parse()
 	t := &tally{counts: map[string]int{}}
 	topo, err := topology(t)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *graph {
+	args := flag.Args()
+	switch {
+	case *graph:
 		fmt.Print(observe.DOT(topo, nil))
+		return
+	case *flux:
+		if len(args) == 0 {
+			args = []string{"./goshelter-wordcount", "serve"}
+		}
+		if err := multilang.Flux(os.Stdout, topo, args...); err != nil {
+			log.Fatal(err)
+		}
+		return
+	case len(args) > 0 && args[0] == "serve": // started by Storm as a shell component
+		if err := multilang.Serve(context.Background(), topo, os.Stdin, os.Stdout); err != nil {
+			log.Fatal(err) // Storm sees the process exit and restarts the worker
+		}
 		return
 	}
 	if err := run(topo, t, *duration, *progress, *metrics, *ui); err != nil {

@@ -25,17 +25,21 @@ type Def struct {
 	Streams []Stream       `yaml:"streams"`
 }
 
-// Component is a spout or bolt of a definition.
+// Component is a spout or bolt of a definition. Parallelism is its executors
+// and NumTasks its tasks (Storm's setNumTasks); Config is its component conf,
+// which Flux adds to the component's declaration (addConfigurations).
 type Component struct {
 	ID              string         `yaml:"id"`
 	ClassName       string         `yaml:"className"`
 	ConstructorArgs []any          `yaml:"constructorArgs"`
 	ConfigMethods   []ConfigMethod `yaml:"configMethods,omitempty"`
 	Parallelism     int            `yaml:"parallelism"`
+	NumTasks        int            `yaml:"numTasks,omitempty"`
+	Config          map[string]any `yaml:"config,omitempty"`
 }
 
 // ConfigMethod is a method Flux calls on a component after constructing it
-// (setNamedStream, addComponentConfig).
+// (setNamedStream).
 type ConfigMethod struct {
 	Name string `yaml:"name"`
 	Args []any  `yaml:"args"`
@@ -49,8 +53,8 @@ type Stream struct {
 	Grouping Grouping `yaml:"grouping"`
 }
 
-// Grouping is a Flux grouping: SHUFFLE, FIELDS (Args are the field names),
-// ALL or GLOBAL.
+// Grouping is a Flux grouping: SHUFFLE, LOCAL_OR_SHUFFLE, NONE, FIELDS (Args
+// are the field names), ALL or GLOBAL.
 type Grouping struct {
 	Type     string   `yaml:"type"`
 	StreamID string   `yaml:"streamId"`

@@ -12,8 +12,13 @@ Modes:
   garbage      writes something that is not JSON on the first tuple
   flood        like split, but writes 2000 lines to stderr for each tuple
   ignore-term  like split, but ignores SIGTERM and keeps running after stdin ends
+  fail         like split, but fails (never acks) every sentence holding the word "bad"
+  heartbeats   like split, and logs "heartbeat N" for the N-th heartbeat it answers
+  spawn        starts a helper process (logs "helper PID"), then exits with status 3
+               on the first tuple, leaving the helper behind
 """
 import signal
+import subprocess
 import sys
 import time
 
@@ -23,8 +28,18 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "split"
 
 
 class Split(stormlike.BasicBolt):
+    heartbeats = 0
+
+    def heartbeat(self):
+        if mode == "heartbeats":
+            self.heartbeats += 1
+            stormlike.log("heartbeat %d" % self.heartbeats)
+
     def initialize(self, conf, context):
         self.context = context
+        if mode == "spawn":
+            helper = subprocess.Popen(["sleep", "3600"])
+            stormlike.log("helper %d" % helper.pid)
         if mode == "init-emit":
             stormlike.emit(["hello-from-init"])
         if mode == "unknown-ack":
@@ -38,7 +53,9 @@ class Split(stormlike.BasicBolt):
             stormlike.metric("words-seen", {"count": 0})
 
     def process(self, tup):
-        if mode == "die":
+        if mode == "fail" and "bad" in tup["tuple"][0].split():
+            raise ValueError("a bad sentence")
+        if mode in ("die", "spawn"):
             sys.stderr.write("dying on purpose\n")
             sys.stderr.flush()
             sys.exit(3)

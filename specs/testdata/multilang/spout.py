@@ -6,6 +6,11 @@ Modes:
           every number was acked
   strings like count, with string message ids, and an emit while initializing
   hang    answers the handshake and activate, then never answers "next"
+  direct  like count, but emits each number directly to the highest task of "sink"
+          (found in the handshake's context), unreliably for even numbers
+  burst   emits 50 numbers per next (N in all), with numeric message ids; at each
+          next logs "next with K in flight" (emitted minus acked and failed)
+Every mode logs "failed <id>" for every fail and "deactivated" on deactivate.
 """
 import sys
 import time
@@ -18,6 +23,7 @@ total = int(sys.argv[2]) if len(sys.argv) > 2 else 10
 
 class Numbers(stormlike.Spout):
     def initialize(self, conf, context):
+        self.sink = max([int(t) for t, c in context["task->component"].items() if c == "sink"] or [0])
         self.next_n = 1
         self.replay = []
         self.acked = set()
@@ -30,6 +36,14 @@ class Numbers(stormlike.Spout):
     def next_tuple(self):
         if mode == "hang":
             time.sleep(3600)
+        if mode == "burst":
+            stormlike.log("next with %d in flight" % (self.next_n - 1 - len(self.acked) - self.failed))
+            for _ in range(50):
+                if self.next_n > total:
+                    return
+                stormlike.emit([str(self.next_n)], msg_id=self.next_n)
+                self.next_n += 1
+            return
         if self.replay:
             n = self.replay.pop()
         elif self.next_n <= total:
@@ -38,17 +52,29 @@ class Numbers(stormlike.Spout):
         else:
             time.sleep(0.01)
             return
+        if mode == "direct":  # a direct emit gets no task ids back
+            stormlike.emit([str(n)], msg_id=n if n % 2 else None, direct_task=self.sink)
+            return
         stormlike.emit([str(n)], msg_id=self.msg_id(n))
 
     def ack(self, msg_id):
         self.acked.add(msg_id)
         stormlike.log("acked %s" % msg_id)
-        if len(self.acked) == total + (1 if mode == "strings" else 0):
+        if len(self.acked) == {"strings": total + 1, "direct": (total + 1) // 2}.get(mode, total):
             stormlike.log("done")
 
+    failed = 0
+
     def fail(self, msg_id):
+        stormlike.log("failed %s" % msg_id)
+        self.failed += 1
+        if mode == "burst":
+            return
         n = int(str(msg_id).replace("m-", ""))
         self.replay.append(n)
+
+    def deactivate(self):
+        stormlike.log("deactivated")
 
 
 try:

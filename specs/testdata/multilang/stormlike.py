@@ -122,12 +122,16 @@ class BasicBolt(object):
     def process(self, tup):
         pass
 
+    def heartbeat(self):
+        pass
+
     def run(self):
         conf, context = handshake()
         self.initialize(conf, context)
         while True:
             tup = next_tuple()
             if tup["task"] == -1 and tup["stream"] == "__heartbeat":
+                self.heartbeat()
                 sync()
                 continue
             try:
