@@ -37,6 +37,9 @@ type spoutTask struct {
 	epoch uint64
 	nexts int
 	slow  bool
+	// emitted counts emits since the last publish: one plain add per tuple,
+	// one atomic add to the stats per message (publish), not per tuple.
+	emitted int64
 }
 
 // slowNexts is the most Next calls per flush beat (1 ms by default) at which a
@@ -89,6 +92,16 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		s.stopWait()
 		s.abandon()
 		closeImpl(s.impl, s.log)
+	}
+	s.publish()
+}
+
+// publish adds the emits counted since the last message to the task's stats.
+// Every emit happens inside Receive, so readers lag by one message at most.
+func (s *spoutTask) publish() {
+	if s.emitted != 0 {
+		s.stats.Emitted.Add(s.emitted)
+		s.emitted = 0
 	}
 }
 
@@ -210,7 +223,7 @@ func (s *spoutTask) emit(tuple any, tracked bool, direct int) uint64 {
 	if s.trace.on() {
 		s.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: rootAnchor(root), Direct: direct})
 	}
-	s.stats.Emitted.Add(1)
+	s.emitted++
 	if root != 0 {
 		s.pending++
 		s.stats.Pending.Store(int64(s.pending))
