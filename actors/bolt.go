@@ -30,6 +30,9 @@ type boltTask struct {
 	lat      processSampler
 	cancel   func() // ends the component's Context
 	began    uint64 // the flush beat when the current batch of inputs began
+	// emitted and acked count since the last publish: plain adds per tuple,
+	// atomic adds to the stats once per message (publish).
+	emitted, acked int64
 }
 
 func (b *boltTask) Receive(ctx actor.Context) {
@@ -74,6 +77,21 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		}
 		b.out.flushAcks() // fails of a dying shell child's inputs reach the ackers
 		closeImpl(b.impl, b.log)
+	}
+	b.publish()
+}
+
+// publish adds the emits and acks counted since the last message to the task's
+// stats. Emit and Ack run inside Receive only (a shell bolt's reader hands its
+// calls over by invoke), so readers lag by one message at most.
+func (b *boltTask) publish() {
+	if b.emitted != 0 {
+		b.stats.Emitted.Add(b.emitted)
+		b.emitted = 0
+	}
+	if b.acked != 0 {
+		b.stats.Acked.Add(b.acked)
+		b.acked = 0
 	}
 }
 
@@ -214,12 +232,12 @@ func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {
 	if b.trace.on() {
 		b.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: anchors, Direct: direct})
 	}
-	b.stats.Emitted.Add(1)
+	b.emitted++
 }
 
 // Ack implements dsl.Collector.
 func (b *boltTask) Ack(in dsl.Tuple) {
-	b.stats.Acked.Add(1)
+	b.acked++
 	b.lat.settle(in.ID.Edge, true, b.stats)
 	if b.trace.on() { // traced even when untracked: scenario A's bolt answers Ok too
 		b.trace.record(trace.Event{Out: true, Kind: "Ok", ID: in.ID})

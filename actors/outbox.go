@@ -37,6 +37,7 @@ type outbox struct {
 	recording bool           // Deliver appends destination task ids to recorded (component.TaskEmitter)
 	recorded  []int
 	holding   bool // Deliver leaves full batches for release to flush
+	filled    bool // a batch filled while holding: release has work
 }
 
 func newOutbox(inc *incarnation, batchSize int, stats *taskStats) *outbox {
@@ -56,7 +57,11 @@ func (o *outbox) Deliver(task int, t dsl.Tuple) {
 		o.dirty = append(o.dirty, task)
 	}
 	b.tuples = append(b.tuples, t)
-	if len(b.tuples) >= o.batchSize && !o.holding {
+	if len(b.tuples) >= o.batchSize {
+		if o.holding {
+			o.filled = true
+			return
+		}
 		o.flushAcks()
 		o.flushTo(task)
 	}
@@ -71,8 +76,17 @@ func (o *outbox) hold() { o.holding = true }
 // release ends a hold: acker operations first, then every batch that filled
 // meanwhile. (If the emit panicked instead, the task has failed and its outbox is
 // never used again.)
+//
+// When no batch filled, nothing is sent: the emit's acker operations wait in
+// their batches like its tuples, and whatever flushes the tuples later flushes
+// the acker batches first. Sending them here would cost one acker message per
+// tracked emit.
 func (o *outbox) release() {
 	o.holding = false
+	if !o.filled {
+		return
+	}
+	o.filled = false
 	o.flushAcks()
 	for _, task := range o.dirty {
 		if b := o.data[task]; b != nil && len(b.tuples) >= o.batchSize {

@@ -30,7 +30,23 @@ type spoutTask struct {
 	wait    clock.Timer // armed while backing off
 	lat     completeSampler
 	cancel  func() // ends the component's Context
+	// epoch is the flush beat last seen by burst, nexts the Next calls since it
+	// moved, and slow whether the source made at most slowNexts calls in the
+	// last beat: then batching cannot fill a batch anyway, and each Next's
+	// tuples are flushed at once instead of waiting a beat.
+	epoch uint64
+	nexts int
+	slow  bool
+	// emitted counts emits since the last publish: one plain add per tuple,
+	// one atomic add to the stats per message (publish), not per tuple.
+	emitted int64
 }
+
+// slowNexts is the most Next calls per flush beat (1 ms by default) at which a
+// source counts as slow: flushing after each of them costs at most that many
+// mailbox messages per beat, while batching them would delay each tuple by up
+// to a beat plus the (blocking) Next calls after it.
+const slowNexts = 8
 
 func (s *spoutTask) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
@@ -77,6 +93,16 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		s.abandon()
 		closeImpl(s.impl, s.log)
 	}
+	s.publish()
+}
+
+// publish adds the emits counted since the last message to the task's stats.
+// Every emit happens inside Receive, so readers lag by one message at most.
+func (s *spoutTask) publish() {
+	if s.emitted != 0 {
+		s.stats.Emitted.Add(s.emitted)
+		s.emitted = 0
+	}
 }
 
 // abandon nacks every open tree to the source: the incarnation ends and their
@@ -122,12 +148,13 @@ func (s *spoutTask) resume() {
 
 // burst calls Next up to a batch of times, then flushes and yields to the
 // mailbox (acks, ticks, stop) before the next burst. It also ends as soon as
-// the flush beat moved since it began: a slow source's tuples then wait about
-// one flush interval plus the Next that produced them, not a whole batch of
-// Next calls.
+// the flush beat moved: a source's tuples then wait about one flush interval
+// plus the Next that produced them, not a whole batch of Next calls. A slow
+// source (at most slowNexts calls in the last beat) ends its burst after every
+// Next, so its tuples leave as soon as they are emitted: a Next that blocks
+// between tuples would otherwise hold the previous one for its whole wait.
 func (s *spoutTask) burst() {
 	s.wait = nil
-	began := s.inc.flushEpoch.Load()
 	for i := 0; i < s.out.batchSize; i++ {
 		if !s.active || s.pending >= s.max {
 			s.out.flush()
@@ -139,7 +166,13 @@ func (s *spoutTask) burst() {
 			s.backOff()
 			return
 		}
-		if s.inc.flushEpoch.Load() != began {
+		s.nexts++
+		if e := s.inc.flushEpoch.Load(); e != s.epoch {
+			s.slow = s.nexts <= slowNexts
+			s.epoch, s.nexts = e, 0
+			break
+		}
+		if s.slow {
 			break
 		}
 	}
@@ -190,7 +223,7 @@ func (s *spoutTask) emit(tuple any, tracked bool, direct int) uint64 {
 	if s.trace.on() {
 		s.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: rootAnchor(root), Direct: direct})
 	}
-	s.stats.Emitted.Add(1)
+	s.emitted++
 	if root != 0 {
 		s.pending++
 		s.stats.Pending.Store(int64(s.pending))

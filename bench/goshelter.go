@@ -112,12 +112,16 @@ func sinkBolt[T any](p *probe) *dsl.BoltSpec {
 }
 
 func goshelterConf(s setup) dsl.Conf {
-	return dsl.Conf{
+	c := dsl.Conf{
 		dsl.MaxSpoutPending: s.pending,
 		dsl.AckerTasks:      s.ackers,
 		dsl.SpoutWait:       s.spoutWait,
 		dsl.BatchSize:       batchSize,
 	}
+	if s.flushOff {
+		c[dsl.BatchFlushInterval] = 0
+	}
+	return c
 }
 
 // goshelterTopology builds the pipeline for s: reliable spout and anchored edges
@@ -129,6 +133,8 @@ func goshelterTopology(s setup) (*dsl.Topology, error) {
 		return wordCountTopology(b, s)
 	case slidingWindow:
 		return windowTopology(b, s)
+	case slowSource:
+		return slowSourceTopology(b, s)
 	}
 	var spout string
 	edge := b.Unanchored
@@ -236,5 +242,43 @@ func windowTopology(b *dsl.Builder, s setup) (*dsl.Topology, error) {
 	null := b.Bolt("null", dsl.AutoAck(func(Relay, dsl.Emitter) error { return nil }))
 	b.Unanchored(spout, window, dsl.Shuffle[Event]())
 	b.Unanchored(window, null, dsl.Shuffle[Relay]())
+	return b.Build()
+}
+
+// Stamped is the slow source's tuple: when its Next returned it.
+type Stamped struct {
+	At int64 `storm:"at"`
+}
+
+// slowPeriod is the slow source's time between tuples: 1,000 tuples/s.
+const slowPeriod = time.Millisecond
+
+// slowSourceTopology is a spout whose Next blocks until its next tuple is due
+// (one every slowPeriod, as a source reading a slow socket would) -> null bolt,
+// unreliable. The null bolt records each tuple's emit-to-execute latency: how
+// long it waited in batches and mailboxes, which is what batching costs a slow
+// source.
+func slowSourceTopology(b *dsl.Builder, s setup) (*dsl.Topology, error) {
+	spout := b.Spout("slow", dsl.UnreliableFrom(func(dsl.TaskInfo) func() (Stamped, bool) {
+		due := time.Now()
+		return func() (Stamped, bool) {
+			due = due.Add(slowPeriod)
+			if d := time.Until(due); d > 0 {
+				time.Sleep(d)
+			} else if d < -100*slowPeriod {
+				due = time.Now() // after a long stall, do not burst to catch up
+			}
+			return Stamped{At: stamp()}, true
+		}
+	}))
+	null := b.Bolt("null", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Stamped] {
+		t := s.probe.tally()
+		return handlerFunc[Stamped](func(v Stamped, _ dsl.Emitter) error {
+			s.probe.lat.record(time.Duration(stamp() - v.At))
+			t.add(1) // publish every tuple: at 1,000 tuples/s a window holds few
+			return nil
+		})
+	}))
+	b.Unanchored(spout, null, dsl.Shuffle[Stamped]())
 	return b.Build()
 }

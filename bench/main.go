@@ -76,32 +76,39 @@ type runSpec struct {
 	shape  shape
 	acked  bool
 	half   bool // also run paced at -load (50%) of the full-speed rate, for latency
+	// flushOff runs with topology.batch.flush.interval.millis 0 (slow source only).
+	flushOff bool
 }
 
 func (r runSpec) name() string {
 	res := result{system: r.system, shape: r.shape, acked: r.acked}
+	if r.flushOff {
+		return res.name() + " flush=0"
+	}
 	return res.name()
 }
 
 func cases() []runSpec {
 	return []runSpec{
-		{"chan", startChan, oneHop, false, false},
-		{"chan", startChan, twoHop, false, false},
-		{"chan", startChan, oneHop, true, true},
-		{"chan", startChan, twoHop, true, true},
-		{"chan", startChan, wordCount, false, false},
-		{"chan+tuple", startChanTuple, oneHop, false, false},
-		{"chan+tuple", startChanTuple, twoHop, false, false},
-		{"protoactor", startFloor, oneHop, false, false},
-		{"protoactor", startFloor, twoHop, false, false},
-		{"goshelter", startGoshelter, oneHop, false, false},
-		{"goshelter", startGoshelter, twoHop, false, false},
-		{"goshelter", startGoshelter, oneHop, true, true},
-		{"goshelter", startGoshelter, twoHop, true, true},
-		{"goshelter", startGoshelter, wordCount, false, false},
-		{"goshelter", startGoshelter, slidingWindow, false, false},
-		{"watermill", startWatermill, oneHop, true, true},
-		{"watermill", startWatermill, twoHop, true, true},
+		{"chan", startChan, oneHop, false, false, false},
+		{"chan", startChan, twoHop, false, false, false},
+		{"chan", startChan, oneHop, true, true, false},
+		{"chan", startChan, twoHop, true, true, false},
+		{"chan", startChan, wordCount, false, false, false},
+		{"chan+tuple", startChanTuple, oneHop, false, false, false},
+		{"chan+tuple", startChanTuple, twoHop, false, false, false},
+		{"protoactor", startFloor, oneHop, false, false, false},
+		{"protoactor", startFloor, twoHop, false, false, false},
+		{"goshelter", startGoshelter, oneHop, false, false, false},
+		{"goshelter", startGoshelter, twoHop, false, false, false},
+		{"goshelter", startGoshelter, oneHop, true, true, false},
+		{"goshelter", startGoshelter, twoHop, true, true, false},
+		{"goshelter", startGoshelter, wordCount, false, false, false},
+		{"goshelter", startGoshelter, slidingWindow, false, false, false},
+		{"goshelter", startGoshelter, slowSource, false, false, false},
+		{"goshelter", startGoshelter, slowSource, false, false, true},
+		{"watermill", startWatermill, oneHop, true, true, false},
+		{"watermill", startWatermill, twoHop, true, true, false},
 	}
 }
 
@@ -141,7 +148,7 @@ func run(c config) int {
 		if !only.MatchString(rs.name()) {
 			continue
 		}
-		s := setup{shape: rs.shape, acked: rs.acked, pending: c.pending, ackers: c.ackers, spoutWait: c.spoutWait}
+		s := setup{shape: rs.shape, acked: rs.acked, pending: c.pending, ackers: c.ackers, spoutWait: c.spoutWait, flushOff: rs.flushOff}
 		full := median(rs, s, t, c.count)
 		results = append(results, full)
 		if rs.half && full.err == nil {

@@ -21,6 +21,7 @@ const (
 	twoHop                         // spout -> bolt -> null bolt
 	wordCount                      // sentences -> split -> count (fields grouping, 2 tasks)
 	slidingWindow                  // spout -> a windowed bolt: the last 1,000 tuples every 100
+	slowSource                     // a spout whose Next blocks 1 ms per tuple (1,000 tuples/s) -> null bolt
 )
 
 func (s shape) String() string {
@@ -33,6 +34,8 @@ func (s shape) String() string {
 		return "wordcount"
 	case slidingWindow:
 		return "window(1000/100)"
+	case slowSource:
+		return "slow-source(1k/s)"
 	}
 	return fmt.Sprintf("shape(%d)", int(s))
 }
@@ -52,6 +55,9 @@ type setup struct {
 	// spoutWait is how long a paced spout sleeps when it is ahead of its rate.
 	spoutWait time.Duration
 	probe     *probe
+	// flushOff sets topology.batch.flush.interval.millis to 0: batches leave
+	// only when full or when their task runs dry (the slow source's "before").
+	flushOff bool
 }
 
 // pipeline is a running implementation. Stop ends the flow, drains what is in
@@ -275,6 +281,12 @@ func measure(system string, start starter, s setup, t timing) result {
 	r := result{system: system, shape: s.shape, acked: s.acked, load: "full"}
 	if s.rate > 0 {
 		r.load = fmt.Sprintf("%.0f%%", 100*s.load)
+	}
+	if s.shape == slowSource {
+		r.load = "flush 1ms"
+		if s.flushOff {
+			r.load = "flush 0"
+		}
 	}
 	p := &probe{}
 	s.probe = p

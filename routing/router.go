@@ -180,28 +180,50 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 
 // route delivers tuple to the stream's subscribers. Each anchored delivery gets
 // a fresh edge id, anchored in every tree of roots (none when roots.Root is 0)
-// before the tuple is delivered.
+// before the tuple is delivered. The tuple header is built once per emit and
+// the grouping applied inline, with no closure per distributor: this is the
+// per-tuple path.
 func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 	t := dsl.Tuple{Value: tuple, Stream: s.stream, Source: r.self.Component.ID, Task: r.self.ID}
 	for i := range s.dists {
 		d := &s.dists[i]
 		anchored := d.anchored && roots.Root != 0
-		deliver := func(task int, t dsl.Tuple) {
-			if anchored {
-				t.ID = roots
-				t.ID.Edge = r.ids.Next()
-				r.anchorAll(roots, t.ID.Edge)
-			}
-			r.sink.Deliver(task, t)
-		}
 		if direct != 0 {
 			if containsTask(d.route.tasks, direct) {
-				deliver(direct, t)
+				r.deliver(direct, t, roots, anchored)
 			}
 			continue
 		}
-		r.spread(d, t, deliver)
+		tasks := d.route.tasks
+		if len(tasks) == 1 {
+			r.deliver(tasks[0], t, roots, anchored)
+			continue
+		}
+		switch d.kind {
+		case byShuffle:
+			d.next++
+			r.deliver(tasks[d.next%len(tasks)], t, roots, anchored)
+		case byFields:
+			r.deliver(tasks[d.route.edge.Grouping.Key(t.Value)%uint64(len(tasks))], t, roots, anchored)
+		case toLowest:
+			r.deliver(tasks[0], t, roots, anchored)
+		case toAll:
+			for _, task := range tasks {
+				r.deliver(task, t, roots, anchored)
+			}
+		}
 	}
+}
+
+// deliver hands t to task, first giving it a fresh edge anchored in every tree
+// of roots when the delivery is anchored.
+func (r *Router) deliver(task int, t dsl.Tuple, roots dsl.TupleID, anchored bool) {
+	if anchored {
+		t.ID = roots
+		t.ID.Edge = r.ids.Next()
+		r.anchorAll(roots, t.ID.Edge)
+	}
+	r.sink.Deliver(task, t)
 }
 
 func (r *Router) checkDirect(s *streamOut, direct int) error {
@@ -229,28 +251,6 @@ func (r *Router) anchorAll(id dsl.TupleID, edge uint64) {
 	r.sink.Anchor(id.Root, edge)
 	for _, root := range id.Roots {
 		r.sink.Anchor(root, edge)
-	}
-}
-
-// spread applies the distributor's grouping and calls deliver per chosen task.
-func (r *Router) spread(d *distributor, t dsl.Tuple, deliver func(int, dsl.Tuple)) {
-	tasks := d.route.tasks
-	if len(tasks) == 1 {
-		deliver(tasks[0], t)
-		return
-	}
-	switch d.kind {
-	case byShuffle:
-		d.next++
-		deliver(tasks[d.next%len(tasks)], t)
-	case byFields:
-		deliver(tasks[d.route.edge.Grouping.Key(t.Value)%uint64(len(tasks))], t)
-	case toLowest:
-		deliver(tasks[0], t)
-	case toAll:
-		for _, task := range tasks {
-			deliver(task, t)
-		}
 	}
 }
 
