@@ -121,14 +121,14 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 	r.mu.Lock()
 	r.current, r.since = inc, time.Now()
 	r.mu.Unlock()
-	r.emit(Event{Kind: Started, Incarnation: n})
 	r.stopStableTimer()
-	if p := r.opts.restarts.StablePeriod; p > 0 {
+	if p := r.opts.restarts.StablePeriod; p > 0 { // armed before the event, as in backOff
 		t := r.opts.clock.AfterFunc(p, func() { offer(r.stable, n) })
 		r.mu.Lock()
 		r.stableTimer = t
 		r.mu.Unlock()
 	}
+	r.emit(Event{Kind: Started, Incarnation: n})
 	return nil
 }
 
@@ -237,11 +237,13 @@ var ended = func() context.Context {
 // once. It reports false when a stop was asked for meanwhile.
 func (r *Running) backOff(inc *actors.Topology, attempt int) bool {
 	delay := backoff(r.opts.restarts.Base, r.opts.restarts.Cap, attempt)
-	r.emit(Event{Kind: Restarting, Incarnation: r.incarnation(), Attempt: attempt, Delay: delay})
 	over, end := context.WithCancel(r.life)
 	defer end()
+	// The timer is armed before the event goes out, so whoever moves the
+	// clock on seeing the event (a test's manual clock) cannot miss it.
 	timer := r.opts.clock.AfterFunc(delay, end)
 	defer timer.Stop()
+	r.emit(Event{Kind: Restarting, Incarnation: r.incarnation(), Attempt: attempt, Delay: delay})
 	if inc != nil {
 		r.stopIncarnation(inc, over)
 	}
