@@ -49,6 +49,7 @@ func TestBackoff(t *testing.T) {
 		{time.Second, 30 * time.Second, 1000, 30 * time.Second},
 		{time.Millisecond, time.Hour, 3, 8 * time.Millisecond},
 		{1 << 61, 1<<63 - 1, 3, 1<<63 - 1}, // doubling would overflow: the cap
+		{1 << 61, 1<<63 - 1, 1, 1 << 62},   // the largest base that may still double
 	}
 	for _, tt := range tests {
 		if got := backoff(tt.base, tt.cap, tt.n); got != tt.want {
@@ -77,6 +78,9 @@ func TestRestartOptions(t *testing.T) {
 	}
 	if apply(WithoutRestarts(), WithRestarts(Restarts{})).restartsOff {
 		t.Error("WithRestarts after WithoutRestarts did not turn restarts back on")
+	}
+	if got, want := apply(WithRestarts(Restarts{})).restarts, apply().restarts; got != want {
+		t.Errorf("WithRestarts of zeros: %+v, want the defaults %+v", got, want)
 	}
 	if o := apply(WithDrainTimeout(time.Second)); o.drainTimeout != time.Second {
 		t.Errorf("WithDrainTimeout: %v", o.drainTimeout)
@@ -199,7 +203,11 @@ func run(t *testing.T, b *dsl.Builder, opts ...Option) *Running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = r.Stop(context.Background()) })
+	t.Cleanup(func() { // bounded, so a test that failed mid-stop still ends
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		_ = r.Stop(ctx)
+	})
 	return r
 }
 
