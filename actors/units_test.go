@@ -1,0 +1,338 @@
+package actors
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/goshelter/goshelter/acker"
+	"github.com/goshelter/goshelter/dsl"
+)
+
+// Unit tests of the runtime's parts that the system tests reach only in ways
+// that cannot tell a right answer from a wrong one.
+
+// --- queue ------------------------------------------------------------------
+
+func TestQueueIsFIFOAndCountsWhatWaits(t *testing.T) {
+	var q queue
+	if q.pop() != nil || q.len() != 0 {
+		t.Fatal("an empty queue has something")
+	}
+	for i := range 5 {
+		q.push(i)
+	}
+	for want := range 3 {
+		if got := q.pop(); got != want {
+			t.Fatalf("pop = %v, want %d", got, want)
+		}
+	}
+	if q.len() != 2 {
+		t.Errorf("len = %d after 5 pushes and 3 pops, want 2", q.len())
+	}
+	q.pop()
+	q.pop()
+	if q.pop() != nil || q.len() != 0 || q.head != 0 || len(q.items) != 0 {
+		t.Errorf("a drained queue: len %d, head %d, %d items; want it reset", q.len(), q.head, len(q.items))
+	}
+}
+
+// TestQueueCompactsOnceMostOfItIsPopped: the popped prefix is dropped once more
+// than 1024 items were popped and they are more than half the slice.
+func TestQueueCompactsOnceMostOfItIsPopped(t *testing.T) {
+	fill := func(n int) *queue {
+		q := &queue{}
+		for i := range n {
+			q.push(i)
+		}
+		return q
+	}
+	popN := func(q *queue, n int) {
+		for i := range n {
+			if got := q.pop(); got != i {
+				t.Fatalf("pop = %v, want %d", got, i)
+			}
+		}
+	}
+	q := fill(2000)
+	popN(q, 1024)
+	if q.head != 1024 {
+		t.Errorf("after 1024 pops of 2000: head %d, want 1024 (no compaction yet)", q.head)
+	}
+	q.pop()
+	if q.head != 0 || len(q.items) != 975 || q.len() != 975 {
+		t.Errorf("after 1025 pops of 2000: head %d, %d items, len %d; want compacted to 975", q.head, len(q.items), q.len())
+	}
+	if got := q.pop(); got != 1025 {
+		t.Errorf("pop after compaction = %v, want 1025", got)
+	}
+
+	q = fill(2050)
+	popN(q, 1025)
+	if q.head != 1025 || q.len() != 1025 {
+		t.Errorf("after 1025 pops of 2050 (exactly half): head %d, len %d; want no compaction", q.head, q.len())
+	}
+	q.pop()
+	if q.head != 0 || q.len() != 1024 {
+		t.Errorf("after 1026 pops of 2050: head %d, len %d; want compacted", q.head, q.len())
+	}
+}
+
+func TestRefusedDataIsNotPending(t *testing.T) {
+	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m.RegisterHandlers(rec, d)
+	if !m.putData(&tupleBatch{}) {
+		t.Fatal("the first batch did not fit")
+	}
+	m.close()
+	if m.putData(&tupleBatch{}) {
+		t.Fatal("a closed full mailbox took a batch")
+	}
+	if n := m.pending.Load(); n != 1 {
+		t.Errorf("pending %d, want 1: the refused batch is not pending", n)
+	}
+}
+
+// --- acker task ---------------------------------------------------------------
+
+// ackerHarness is an acker task whose spout (task 1) is a mailbox nobody runs.
+func ackerHarness(capacity, batch int) (*ackerTask, *mailbox) {
+	spout := newMailbox(4)
+	spout.RegisterHandlers(&recorder{}, &manualDispatcher{})
+	inc := &incarnation{boxes: []*mailbox{nil, spout}}
+	return &ackerTask{inc: inc, tracker: acker.New(capacity), stats: newTaskStats(2), out: map[int]*feedback{}, batch: batch}, spout
+}
+
+// posted returns the feedback messages posted to box.
+func posted(box *mailbox) []*feedback {
+	var out []*feedback
+	for m := box.control.pop(); m != nil; m = box.control.pop() {
+		out = append(out, m.(*feedback))
+	}
+	return out
+}
+
+func TestAckerCountsOpenTrees(t *testing.T) {
+	a, box := ackerHarness(10, 64)
+	a.apply(ackerOp{Kind: opTrack, Root: 1, Spout: 1})
+	a.apply(ackerOp{Kind: opAnchor, Root: 1, Edge: 5})
+	a.apply(ackerOp{Kind: opTrack, Root: 2, Spout: 1})
+	a.apply(ackerOp{Kind: opTrack, Root: 3, Spout: 1})
+	a.flush()
+	if a.open != 3 || a.stats.Pending.Load() != 3 {
+		t.Fatalf("open %d, pending %d after three tracks and an anchor, want 3", a.open, a.stats.Pending.Load())
+	}
+	if len(posted(box)) != 0 {
+		t.Fatal("feedback before any tree ended")
+	}
+	a.apply(ackerOp{Kind: opOk, Root: 1, Edge: 5}) // complete
+	a.apply(ackerOp{Kind: opFail, Root: 2})        // failed
+	a.flush()
+	if a.open != 1 || a.stats.Pending.Load() != 1 || a.stats.Acked.Load() != 1 || a.stats.Failed.Load() != 1 {
+		t.Fatalf("open %d, pending %d, acked %d, failed %d; want 1, 1, 1, 1",
+			a.open, a.stats.Pending.Load(), a.stats.Acked.Load(), a.stats.Failed.Load())
+	}
+	f := posted(box)
+	if len(f) != 1 || len(f[0].acked) != 1 || f[0].acked[0] != 1 || len(f[0].nacked) != 1 || f[0].nacked[0] != 2 {
+		t.Fatalf("feedback %+v, want tree 1 acked and tree 2 nacked in one message", f)
+	}
+	for range 3 { // three rotations expire what is left
+		a.tracker.Rotate(a.expire)
+	}
+	a.flush()
+	if a.open != 0 || a.stats.Expired.Load() != 1 || a.stats.Failed.Load() != 2 {
+		t.Fatalf("open %d, expired %d, failed %d after the rotations; want 0, 1, 2", a.open, a.stats.Expired.Load(), a.stats.Failed.Load())
+	}
+	if f := posted(box); len(f) != 1 || f[0].expired != 1 || len(f[0].nacked) != 1 || f[0].nacked[0] != 3 {
+		t.Fatalf("feedback %+v, want tree 3 nacked as expired", f)
+	}
+}
+
+func TestAckerRefusesOverCapacity(t *testing.T) {
+	a, box := ackerHarness(1, 64)
+	a.apply(ackerOp{Kind: opTrack, Root: 1, Spout: 1})
+	a.apply(ackerOp{Kind: opTrack, Root: 2, Spout: 1})
+	a.flush()
+	if a.refused != 1 || a.open != 1 || a.stats.Failed.Load() != 1 {
+		t.Fatalf("refused %d, open %d, failed %d; want 1, 1, 1", a.refused, a.open, a.stats.Failed.Load())
+	}
+	if f := posted(box); len(f) != 1 || len(f[0].nacked) != 1 || f[0].nacked[0] != 2 {
+		t.Fatalf("feedback %+v, want tree 2 nacked at once", f)
+	}
+}
+
+// TestAckerFlushesAFullBatch: acks and nacks together fill a spout's batch.
+func TestAckerFlushesAFullBatch(t *testing.T) {
+	a, box := ackerHarness(10, 2)
+	for root := uint64(1); root <= 3; root++ {
+		a.apply(ackerOp{Kind: opTrack, Root: root, Spout: 1})
+		a.apply(ackerOp{Kind: opAnchor, Root: root, Edge: 9})
+	}
+	a.apply(ackerOp{Kind: opOk, Root: 1, Edge: 9})
+	if f := posted(box); len(f) != 0 {
+		t.Fatalf("feedback %+v before the batch of 2 was full", f)
+	}
+	a.apply(ackerOp{Kind: opFail, Root: 2})
+	if f := posted(box); len(f) != 1 || len(f[0].acked)+len(f[0].nacked) != 2 {
+		t.Fatalf("feedback %+v, want one message with the full batch", f)
+	}
+	if len(a.out) != 0 {
+		t.Errorf("the flushed batch is still held: %v", a.out)
+	}
+}
+
+// --- bolt task ----------------------------------------------------------------
+
+// boltImpl is a bolt task implementation as a function.
+type boltImpl func(in dsl.Tuple, c dsl.Collector) error
+
+func (f boltImpl) Execute(in dsl.Tuple, c dsl.Collector) error { return f(in, c) }
+
+func boltHarness(impl boltImpl) (*boltTask, *observer.ObservedLogs) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	return &boltTask{inc: &incarnation{}, impl: impl, stats: newTaskStats(1), log: zap.New(core)}, logs
+}
+
+// TestAPanicFailsOnlyItsInput: the inputs after it execute; an untracked input
+// fails without a message to an acker; the log names the input's source.
+func TestAPanicFailsOnlyItsInput(t *testing.T) {
+	var executed []int
+	b, logs := boltHarness(func(in dsl.Tuple, _ dsl.Collector) error {
+		executed = append(executed, in.Value.(int))
+		if in.Value == 2 {
+			panic("bad input")
+		}
+		return nil
+	})
+	b.executeAll([]dsl.Tuple{{Value: 1, Source: "a"}, {Value: 2, Source: "b"}, {Value: 3, Source: "c"}})
+	if len(executed) != 3 || executed[2] != 3 {
+		t.Fatalf("executed %v, want 1, 2, 3", executed)
+	}
+	if b.stats.Failed.Load() != 1 || b.stats.Executed.Load() != 3 || b.stats.snapshot().LastError != "panic: bad input" {
+		t.Errorf("failed %d, executed %d, last error %q", b.stats.Failed.Load(), b.stats.Executed.Load(), b.stats.snapshot().LastError)
+	}
+	records := logs.FilterMessage("bolt failed its input").All()
+	if len(records) != 1 || records[0].ContextMap()["stream"] != "b" {
+		t.Errorf("records %+v, want one naming stream b", records)
+	}
+}
+
+// TestOnlyTrackedInputsAnchor: a bolt's emits join its input's tree only when
+// the input is tracked.
+func TestOnlyTrackedInputsAnchor(t *testing.T) {
+	var anchors [][]dsl.TupleID
+	var b *boltTask
+	b, _ = boltHarness(func(dsl.Tuple, dsl.Collector) error {
+		anchors = append(anchors, b.anchors())
+		return nil
+	})
+	tracked := dsl.TupleID{Root: 1, Edge: 2}
+	b.executeAll([]dsl.Tuple{{Value: 1}, {Value: 2, ID: tracked}})
+	if len(anchors) != 2 || anchors[0] != nil || len(anchors[1]) != 1 || anchors[1][0].Root != 1 || anchors[1][0].Edge != 2 {
+		t.Errorf("anchors %v, want none for the untracked input and its id for the tracked one", anchors)
+	}
+	if b.anchors() != nil {
+		t.Error("anchors outside an Execute")
+	}
+}
+
+// TestExecuteHistogramCountsEachInputAtTheMean: every input of a batch is
+// counted at the batch's mean execute time; an empty batch counts nothing.
+// With no flush beat moving, nothing is flushed (the harness has no outbox).
+func TestExecuteHistogramCountsEachInputAtTheMean(t *testing.T) {
+	b, _ := boltHarness(func(dsl.Tuple, dsl.Collector) error { return nil })
+	b.executeAll(nil)
+	if h := b.stats.executeHist.load(); h != nil {
+		t.Fatalf("an empty batch counted %v", h)
+	}
+	const n = 1000
+	tuples := make([]dsl.Tuple, n)
+	start := time.Now()
+	b.executeAll(tuples)
+	total := time.Since(start)
+	h := b.stats.executeHist.load()
+	var count int64
+	bucket := -1
+	for i, c := range h {
+		if c != 0 {
+			count += c
+			bucket = i
+		}
+	}
+	if count != n {
+		t.Fatalf("histogram %v counts %d inputs, want %d", h, count, n)
+	}
+	if bucket > 0 && time.Duration(1<<(bucket-1))*time.Microsecond >= total/n {
+		t.Errorf("inputs counted in bucket %d; the mean is at most %v", bucket, total/n)
+	}
+}
+
+type closer func() error
+
+func (c closer) Close() error { return c() }
+
+func TestCloseImplLogsErrorsAndPanics(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		close closer
+		want  string
+	}{
+		{"clean", func() error { return nil }, ""},
+		{"error", func() error { return errors.New("flush failed") }, "task did not close cleanly"},
+		{"panic", func() error { panic("boom") }, "task panicked while closing"},
+	} {
+		core, logs := observer.New(zapcore.DebugLevel)
+		closeImpl(tt.close, zap.New(core))
+		var got []string
+		for _, e := range logs.All() {
+			got = append(got, e.Message)
+		}
+		if want := []string{tt.want}; tt.want == "" && len(got) != 0 || tt.want != "" && (len(got) != 1 || got[0] != want[0]) {
+			t.Errorf("%s: logged %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	closeImpl(struct{}{}, zap.NewNop()) // no Closer: nothing to do
+}
+
+// --- host ---------------------------------------------------------------------
+
+func TestForgetDropsOnlyThatIncarnation(t *testing.T) {
+	t1, t2, t3 := &Topology{}, &Topology{}, &Topology{}
+	s := &System{live: []*Topology{t1, t2, t3}}
+	s.forget(t2)
+	if len(s.live) != 2 || s.live[0] != t1 || s.live[1] != t3 {
+		t.Errorf("live %v after forgetting the second, want the first and third", s.live)
+	}
+	s.forget(t2)
+	if len(s.live) != 2 {
+		t.Error("forgetting an unknown incarnation dropped one")
+	}
+}
+
+// TestAFailureOfAnUnknownActor is reported as the system's, task -1.
+func TestAFailureOfAnUnknownActor(t *testing.T) {
+	var got []Failure
+	s := &System{onFailure: func(f Failure) { got = append(got, f) }}
+	pid := &actor.PID{Id: "elsewhere"}
+	s.failed(pid, errors.New("boom"))
+	s.failed(pid, &panicError{value: "p", stack: []byte("stack")})
+	s.failed(pid, 42)
+	if len(got) != 3 {
+		t.Fatalf("%d failures, want 3", len(got))
+	}
+	for _, f := range got {
+		if f.Topology != nil || f.Component != "__system" || f.Task != -1 {
+			t.Errorf("failure %+v, want the system's (task -1, no topology)", f)
+		}
+	}
+	if got[0].Err.Error() != "boom" || got[1].Err.Error() != "panic: p" || string(got[1].Stack) != "stack" ||
+		!strings.Contains(got[2].Err.Error(), "42") || got[2].Stack != nil {
+		t.Errorf("failures %+v: want the error, the panic with its stack, the value", got)
+	}
+}
