@@ -336,3 +336,24 @@ func TestAFailureOfAnUnknownActor(t *testing.T) {
 		t.Errorf("failures %+v: want the error, the panic with its stack, the value", got)
 	}
 }
+
+// TestUserMessageCountCountsEveryLane: control messages, data batches and the
+// one coalesced tick message.
+func TestUserMessageCountCountsEveryLane(t *testing.T) {
+	m := newMailbox(4)
+	m.RegisterHandlers(&recorder{}, &manualDispatcher{})
+	if n := m.UserMessageCount(); n != 0 {
+		t.Fatalf("an empty mailbox counts %d", n)
+	}
+	m.PostUserMessage(idle{})
+	m.PostUserMessage(idle{})
+	m.PostUserMessage(&tupleBatch{})
+	if n := m.UserMessageCount(); n != 3 {
+		t.Errorf("count %d with two control messages and a batch, want 3", n)
+	}
+	m.postTick()
+	m.postTick()
+	if n := m.UserMessageCount(); n != 4 {
+		t.Errorf("count %d with two beats more, want 4: beats coalesce into one message", n)
+	}
+}
