@@ -13,6 +13,7 @@ import (
 
 	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/routing"
 )
 
 // Unit tests of the runtime's parts that the system tests reach only in ways
@@ -355,5 +356,119 @@ func TestUserMessageCountCountsEveryLane(t *testing.T) {
 	m.postTick()
 	if n := m.UserMessageCount(); n != 4 {
 		t.Errorf("count %d with two beats more, want 4: beats coalesce into one message", n)
+	}
+}
+
+// --- outbox -------------------------------------------------------------------
+
+func TestGaugeSignalsOnlyWhenItDropsToZero(t *testing.T) {
+	g := newGauge()
+	token := func() bool {
+		select {
+		case <-g.zero:
+			return true
+		default:
+			return false
+		}
+	}
+	g.add(2)
+	g.add(-1)
+	if token() || g.n.Load() != 1 {
+		t.Fatalf("at %d: a zero token, or a wrong count", g.n.Load())
+	}
+	g.add(-1)
+	if !token() {
+		t.Fatal("no token on dropping to zero")
+	}
+	g.add(0)
+	if token() {
+		t.Error("adding nothing at zero gave a token")
+	}
+}
+
+// outboxHarness is an outbox of a spout task (1) of a plan with a bolt (tasks 2,
+// 3) and the default ackers, whose mailboxes nobody runs.
+func outboxHarness(t *testing.T, batch int) (*outbox, *incarnation) {
+	b := dsl.New("outbox", nil)
+	spout := b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false }))
+	b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }), dsl.Parallelism(2)), dsl.Shuffle[num]())
+	plan := routing.Compile(build(t, b))
+	inc := &incarnation{plan: plan, gauge: newGauge()}
+	for range len(plan.Tasks) + 1 {
+		box := newMailbox(8)
+		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
+		inc.boxes = append(inc.boxes, box)
+	}
+	return newOutbox(inc, batch, newTaskStats(len(inc.boxes))), inc
+}
+
+func TestOutboxFlushesAFullBatch(t *testing.T) {
+	o, inc := outboxHarness(t, 2)
+	o.Deliver(2, dsl.Tuple{Value: 1})
+	if d := inc.boxes[2].depth(); d != 0 {
+		t.Fatalf("a batch of 1 of 2 was sent (depth %d)", d)
+	}
+	o.Deliver(2, dsl.Tuple{Value: 2})
+	if d := inc.boxes[2].depth(); d != 1 || inc.gauge.n.Load() != 2 || o.sent[2].Load() != 2 {
+		t.Fatalf("depth %d, in flight %d, sent %d; want the full batch sent", d, inc.gauge.n.Load(), o.sent[2].Load())
+	}
+}
+
+func TestOutboxHoldsFullBatchesUntilRelease(t *testing.T) {
+	o, inc := outboxHarness(t, 2)
+	acker := ackerOf(inc.plan, 7)
+	o.hold()
+	o.Track(7, 1)
+	o.Deliver(2, dsl.Tuple{Value: 1})
+	o.Deliver(2, dsl.Tuple{Value: 2})
+	o.Deliver(3, dsl.Tuple{Value: 3})
+	if inc.boxes[2].depth() != 0 || inc.boxes[acker].control.len() != 0 {
+		t.Fatal("something was sent during a hold")
+	}
+	o.release()
+	if inc.boxes[2].depth() != 1 || inc.boxes[3].depth() != 0 {
+		t.Fatalf("after release: depths %d and %d, want the full batch only", inc.boxes[2].depth(), inc.boxes[3].depth())
+	}
+	if m, ok := inc.boxes[acker].control.pop().(*ackerBatch); !ok || len(m.ops) != 1 || m.ops[0].Kind != opTrack {
+		t.Fatalf("acker got %+v, want the track", m)
+	}
+	o.flush()
+	if inc.boxes[3].depth() != 1 {
+		t.Error("flush did not send the partial batch")
+	}
+}
+
+func TestOutboxFlushesAFullAckerBatch(t *testing.T) {
+	o, inc := outboxHarness(t, 2)
+	acker := inc.boxes[ackerOf(inc.plan, 7)]
+	o.Track(7, 1)
+	if acker.control.len() != 0 {
+		t.Fatal("a batch of 1 of 2 acker operations was sent")
+	}
+	o.Anchor(7, 9)
+	if m, ok := acker.control.pop().(*ackerBatch); !ok || len(m.ops) != 2 {
+		t.Fatalf("acker got %+v, want the full batch", m)
+	}
+}
+
+func TestGetBatchHasRoomForSize(t *testing.T) {
+	if b := getBatch(1 << 16); cap(b.tuples) < 1<<16 || len(b.tuples) != 0 {
+		t.Errorf("batch of len %d, cap %d; want empty with room for 65536", len(b.tuples), cap(b.tuples))
+	}
+}
+
+// TestARefusedBatchIsNotInFlight: a batch a closed mailbox refuses (the
+// topology is torn down) neither counts in flight nor as sent.
+func TestARefusedBatchIsNotInFlight(t *testing.T) {
+	o, inc := outboxHarness(t, 2)
+	full := newMailbox(1)
+	full.RegisterHandlers(&recorder{}, &manualDispatcher{})
+	full.putData(&tupleBatch{})
+	full.close()
+	inc.boxes[2] = full
+	o.Deliver(2, dsl.Tuple{Value: 1})
+	o.Deliver(2, dsl.Tuple{Value: 2})
+	if n, sent := inc.gauge.n.Load(), o.sent[2].Load(); n != 0 || sent != 0 {
+		t.Errorf("in flight %d, sent %d after a refused batch; want 0, 0", n, sent)
 	}
 }
