@@ -13,6 +13,7 @@ import (
 
 	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/routing"
 )
 
@@ -470,5 +471,142 @@ func TestARefusedBatchIsNotInFlight(t *testing.T) {
 	o.Deliver(2, dsl.Tuple{Value: 2})
 	if n, sent := inc.gauge.n.Load(), o.sent[2].Load(); n != 0 || sent != 0 {
 		t.Errorf("in flight %d, sent %d after a refused batch; want 0, 0", n, sent)
+	}
+}
+
+// --- spout task ---------------------------------------------------------------
+
+// fakeSource is a spout task implementation that always has a message and
+// emits nothing.
+type fakeSource struct {
+	nexts, abandoned int
+	brokenAbandon    bool
+}
+
+func (f *fakeSource) Next(component.SpoutEmitter) bool { f.nexts++; return true }
+func (f *fakeSource) Ack(uint64)                       {}
+func (f *fakeSource) Nack(uint64)                      {}
+func (f *fakeSource) Abandon() {
+	f.abandoned++
+	if f.brokenAbandon {
+		panic("cannot nack")
+	}
+}
+
+func spoutHarness(t *testing.T, batch int) (*spoutTask, *fakeSource, *observer.ObservedLogs) {
+	o, inc := outboxHarness(t, batch)
+	core, logs := observer.New(zapcore.DebugLevel)
+	src := &fakeSource{}
+	box := inc.boxes[1]
+	return &spoutTask{inc: inc, task: inc.plan.Tasks[0], box: box, impl: src, out: o, stats: newTaskStats(len(inc.boxes)), log: zap.New(core), active: true, max: 2}, src, logs
+}
+
+func TestAbandonNacksWhatIsOpenOnce(t *testing.T) {
+	s, src, logs := spoutHarness(t, 4)
+	s.abandon()
+	if src.abandoned != 0 {
+		t.Fatal("abandoned with nothing pending")
+	}
+	s.inc.gauge.add(3)
+	s.pending = 3
+	s.stats.Pending.Store(3)
+	s.abandon()
+	if src.abandoned != 1 || s.pending != 0 || s.stats.Pending.Load() != 0 || s.stats.Failed.Load() != 3 || s.inc.gauge.n.Load() != 0 {
+		t.Fatalf("abandoned %d, pending %d/%d, failed %d, in flight %d; want 1, 0/0, 3, 0",
+			src.abandoned, s.pending, s.stats.Pending.Load(), s.stats.Failed.Load(), s.inc.gauge.n.Load())
+	}
+	s.abandon()
+	if src.abandoned != 1 {
+		t.Error("abandoned twice")
+	}
+	if logs.Len() != 0 {
+		t.Errorf("logged %v", logs.All())
+	}
+	src.brokenAbandon = true
+	s.pending = 1
+	s.abandon()
+	if n := logs.FilterMessage("spout panicked while nacking its pending messages").Len(); n != 1 {
+		t.Errorf("%d records of the panic, want 1", n)
+	}
+	(&spoutTask{}).abandon() // a task that never started: nothing to do
+}
+
+func TestResumeStopsAtMaxPending(t *testing.T) {
+	s, _, _ := spoutHarness(t, 4)
+	s.pending = 2
+	s.resume()
+	if s.queued || s.box.control.len() != 0 {
+		t.Fatal("a spout at max pending asked for more")
+	}
+	s.pending = 1
+	s.resume()
+	if !s.queued || s.box.control.len() != 1 {
+		t.Fatal("a spout below max pending did not ask for more")
+	}
+}
+
+func TestABurstCallsNextABatchOfTimesBelowMaxPending(t *testing.T) {
+	s, src, _ := spoutHarness(t, 4)
+	s.max = 100
+	s.burst()
+	if src.nexts != 4 {
+		t.Errorf("a burst called Next %d times, want the batch size 4", src.nexts)
+	}
+	s.pending, s.max = 2, 2
+	s.burst()
+	if src.nexts != 4 {
+		t.Errorf("a burst at max pending called Next %d times more", src.nexts-4)
+	}
+}
+
+// --- Receive ------------------------------------------------------------------
+
+// message is an actor.Context that only carries a message.
+type message struct {
+	actor.Context
+	msg any
+}
+
+func (m message) Message() any { return m.msg }
+
+func TestStoppingEndsTheComponentsContext(t *testing.T) {
+	s, _, _ := spoutHarness(t, 4)
+	s.Receive(message{msg: &actor.Stopping{}}) // never started: no Context to end
+	cancelled := 0
+	s.cancel = func() { cancelled++ }
+	s.Receive(message{msg: &actor.Stopping{}})
+	if cancelled != 1 {
+		t.Errorf("the spout's Context was cancelled %d times on Stopping, want 1", cancelled)
+	}
+
+	o, _ := outboxHarness(t, 4)
+	b := &boltTask{out: o, log: zap.NewNop()}
+	b.Receive(message{msg: &actor.Stopping{}})
+	cancelled = 0
+	b.cancel = func() { cancelled++ }
+	b.Receive(message{msg: &actor.Stopping{}})
+	if cancelled != 1 {
+		t.Errorf("the bolt's Context was cancelled %d times on Stopping, want 1", cancelled)
+	}
+}
+
+// TestAckerLogsRefusedTreesOnTheTick: once per tick, and only when some were.
+func TestAckerLogsRefusedTreesOnTheTick(t *testing.T) {
+	_, inc := outboxHarness(t, 4)
+	core, logs := observer.New(zapcore.DebugLevel)
+	a, _ := ackerHarness(1, 64)
+	a.inc.plan, a.log = inc.plan, zap.New(core)
+	a.Receive(message{msg: tick{n: 1}})
+	if logs.Len() != 0 {
+		t.Fatalf("logged %v with nothing refused", logs.All())
+	}
+	a.apply(ackerOp{Kind: opTrack, Root: 1, Spout: 1})
+	a.apply(ackerOp{Kind: opTrack, Root: 2, Spout: 1})
+	a.apply(ackerOp{Kind: opTrack, Root: 3, Spout: 1})
+	a.Receive(message{msg: tick{n: 1}})
+	a.Receive(message{msg: tick{n: 1}})
+	records := logs.FilterMessage("acker at capacity: new trees were nacked at once").All()
+	if len(records) != 1 || records[0].ContextMap()["refused"] != int64(2) {
+		t.Errorf("records %+v, want one counting 2 refused trees", records)
 	}
 }
