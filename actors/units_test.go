@@ -13,6 +13,7 @@ import (
 
 	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/routing"
 )
@@ -481,9 +482,10 @@ func TestARefusedBatchIsNotInFlight(t *testing.T) {
 type fakeSource struct {
 	nexts, abandoned int
 	brokenAbandon    bool
+	empty            bool // Next has nothing
 }
 
-func (f *fakeSource) Next(component.SpoutEmitter) bool { f.nexts++; return true }
+func (f *fakeSource) Next(component.SpoutEmitter) bool { f.nexts++; return !f.empty }
 func (f *fakeSource) Ack(uint64)                       {}
 func (f *fakeSource) Nack(uint64)                      {}
 func (f *fakeSource) Abandon() {
@@ -608,5 +610,74 @@ func TestAckerLogsRefusedTreesOnTheTick(t *testing.T) {
 	records := logs.FilterMessage("acker at capacity: new trees were nacked at once").All()
 	if len(records) != 1 || records[0].ContextMap()["refused"] != int64(2) {
 		t.Errorf("records %+v, want one counting 2 refused trees", records)
+	}
+}
+
+// --- stats --------------------------------------------------------------------
+
+func TestHistogramBuckets(t *testing.T) {
+	for _, tt := range []struct {
+		d      time.Duration
+		bucket int
+	}{
+		{0, 0}, {time.Nanosecond, 0}, {time.Microsecond, 0},
+		{time.Microsecond + time.Nanosecond, 1}, {2 * time.Microsecond, 1},
+		{2*time.Microsecond + time.Nanosecond, 2}, {4 * time.Microsecond, 2},
+		{time.Millisecond, 10}, {time.Hour, histogramBuckets - 1},
+	} {
+		var h histogram
+		h.observe(tt.d, 3)
+		if got := h.load(); got[tt.bucket] != 3 {
+			t.Errorf("%v counted in %v, want bucket %d", tt.d, got, tt.bucket)
+		}
+	}
+}
+
+func TestRecordErrorBoundsTheText(t *testing.T) {
+	s := newTaskStats(1)
+	exact := strings.Repeat("x", maxErrorText)
+	s.recordError(exact)
+	if got := s.snapshot().LastError; got != exact {
+		t.Errorf("a text of exactly the bound was changed to %d bytes", len(got))
+	}
+	s.recordError(exact + "y")
+	if got := s.snapshot().LastError; got != exact+"..." {
+		t.Errorf("a text over the bound became %d bytes, want it cut at the bound with ...", len(got))
+	}
+}
+
+// --- spout back-off -------------------------------------------------------------
+
+func TestAnEmptySourceBacksOffBySpoutWait(t *testing.T) {
+	s, src, _ := spoutHarness(t, 4)
+	clk := clock.NewManual(time.Unix(0, 0))
+	s.inc.clock = clk
+	src.empty = true
+	s.task.Component.Settings.SpoutWait = 0
+	s.burst()
+	if s.wait != nil || !s.queued || s.box.control.len() != 1 {
+		t.Fatal("with no spout wait an empty source is asked again at once")
+	}
+	s.box.control.pop()
+	s.queued = false
+	s.task.Component.Settings.SpoutWait = time.Millisecond
+	s.burst()
+	if s.wait == nil || !s.queued || s.box.control.len() != 0 {
+		t.Fatal("an empty source was asked again before the spout wait")
+	}
+	clk.Advance(time.Millisecond)
+	if s.box.control.len() != 1 {
+		t.Fatal("the spout wait did not ask again")
+	}
+}
+
+func TestAGoodEmitLogsNothing(t *testing.T) {
+	s, _, logs := spoutHarness(t, 4)
+	s.router = s.inc.plan.NewRouter(s.task, s.out, s.inc.ids(s.task.ID))
+	if root := s.Emit(num{1}, false); root != 0 {
+		t.Errorf("an untracked emit has root %x", root)
+	}
+	if logs.Len() != 0 || s.stats.Emitted.Load() != 1 {
+		t.Errorf("logged %v, emitted %d", logs.All(), s.stats.Emitted.Load())
 	}
 }
