@@ -681,3 +681,63 @@ func TestAGoodEmitLogsNothing(t *testing.T) {
 		t.Errorf("logged %v, emitted %d", logs.All(), s.stats.Emitted.Load())
 	}
 }
+
+// --- system task and stop -------------------------------------------------------
+
+// TestRotationTicksReachAckersAndSpouts: the system task's timers rotate the
+// ackers and spouts every half message timeout, tick only the bolts that asked
+// for ticks, and advance the flush beat; deactivating stops them all.
+func TestRotationTicksReachAckersAndSpouts(t *testing.T) {
+	b := dsl.New("timers", dsl.Conf{dsl.MessageTimeout: 10, dsl.BatchFlushInterval: 1})
+	spout := b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false }))
+	b.Unanchored(spout, b.Bolt("ticked", dsl.Terminator(func(num) {}), dsl.WithConf(dsl.Conf{dsl.TickFrequency: 3})), dsl.Shuffle[num]())
+	b.Unanchored(spout, b.Bolt("quiet", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
+	plan := routing.Compile(build(t, b))
+	clk := clock.NewManual(time.Unix(0, 0))
+	inc := &incarnation{plan: plan, clock: clk}
+	for range len(plan.Tasks) + 1 {
+		box := newMailbox(1)
+		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
+		inc.boxes = append(inc.boxes, box)
+	}
+	s := &systemTask{inc: inc}
+	s.startTimers()
+	ticks := func() map[string]int32 {
+		out := map[string]int32{}
+		for _, task := range plan.Tasks {
+			out[componentName(task)] += inc.boxes[task.ID].ticks.Load()
+		}
+		return out
+	}
+	clk.Advance(time.Millisecond)
+	if inc.flushEpoch.Load() != 1 || ticks()["source"] != 0 {
+		t.Fatalf("after 1ms: flush beat %d, ticks %v; want one beat, no tick", inc.flushEpoch.Load(), ticks())
+	}
+	clk.Advance(3*time.Second - time.Millisecond)
+	if got := ticks(); got["ticked"] != 1 || got["quiet"] != 0 || got["source"] != 0 || got["__acker"] != 0 {
+		t.Fatalf("after 3s: ticks %v, want the ticked bolt's only", got)
+	}
+	clk.Advance(2 * time.Second)
+	if got := ticks(); got["source"] != 1 || got["__acker"] != int32(len(plan.Ackers)) || got["quiet"] != 0 {
+		t.Fatalf("after 5s: ticks %v, want a rotation of the spout and every acker, none for a bolt", got)
+	}
+	s.stopTimers()
+	if n := clk.Timers(); n != 0 {
+		t.Errorf("%d timers left after stopTimers", n)
+	}
+}
+
+func TestDrainTimeoutDefaultsToTheMessageTimeout(t *testing.T) {
+	b := dsl.New("drain", dsl.Conf{dsl.MessageTimeout: 7})
+	b.Unanchored(b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false })),
+		b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
+	plan := routing.Compile(build(t, b))
+	top := &Topology{inc: &incarnation{plan: plan}}
+	if d := top.drainTimeout(); d != 7*time.Second {
+		t.Errorf("drain timeout %v, want the message timeout 7s", d)
+	}
+	top.inc.cfg.DrainTimeout = time.Second
+	if d := top.drainTimeout(); d != time.Second {
+		t.Errorf("drain timeout %v, want the configured 1s", d)
+	}
+}
