@@ -741,3 +741,21 @@ func TestDrainTimeoutDefaultsToTheMessageTimeout(t *testing.T) {
 		t.Errorf("drain timeout %v, want the configured 1s", d)
 	}
 }
+
+// TestProcessSamplerGivesUpAtTheTimeout: an input held for exactly the timeout
+// is no longer waited for.
+func TestProcessSamplerGivesUpAtTheTimeout(t *testing.T) {
+	p := processSampler{timeout: time.Second}
+	stats := newTaskStats(1)
+	start := time.Now().Add(-time.Hour)
+	p.begin(7, start)
+	p.end()
+	for i := 0; i < sampleEvery; i++ {
+		p.begin(8, start.Add(time.Second))
+		p.end()
+	}
+	p.settle(8, true, stats)
+	if stats.ProcessSamples.Load() != 1 {
+		t.Fatalf("samples = %d, want 1: held for the timeout, the input is given up", stats.ProcessSamples.Load())
+	}
+}
