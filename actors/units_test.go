@@ -759,3 +759,20 @@ func TestProcessSamplerGivesUpAtTheTimeout(t *testing.T) {
 		t.Fatalf("samples = %d, want 1: held for the timeout, the input is given up", stats.ProcessSamples.Load())
 	}
 }
+
+// TestCompleteSamplerSettlesOnlyItsTree: an outcome frees the slot of its own
+// tree, and an unsampled tree's frees none.
+func TestCompleteSamplerSettlesOnlyItsTree(t *testing.T) {
+	var c completeSampler
+	stats := newTaskStats(1)
+	now := time.Now()
+	c.roots[0], c.roots[1], c.at[0], c.at[1], c.open = 1, 2, now, now, 2
+	c.settle(99, true, stats)
+	if c.open != 2 || c.roots[0] != 1 || c.roots[1] != 2 {
+		t.Fatalf("an unsampled tree's outcome changed the samples: %v, %d open", c.roots, c.open)
+	}
+	c.settle(2, true, stats)
+	if c.open != 1 || c.roots[0] != 1 || c.roots[1] != 0 || stats.CompleteSamples.Load() != 1 {
+		t.Fatalf("after tree 2's ack: %v, %d open, %d samples; want only tree 2's slot freed and sampled", c.roots, c.open, stats.CompleteSamples.Load())
+	}
+}
