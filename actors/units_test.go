@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -774,5 +775,63 @@ func TestCompleteSamplerSettlesOnlyItsTree(t *testing.T) {
 	c.settle(2, true, stats)
 	if c.open != 1 || c.roots[0] != 1 || c.roots[1] != 0 || stats.CompleteSamples.Load() != 1 {
 		t.Fatalf("after tree 2's ack: %v, %d open, %d samples; want only tree 2's slot freed and sampled", c.roots, c.open, stats.CompleteSamples.Load())
+	}
+}
+
+func TestNoFlushBeatWithoutAFlushInterval(t *testing.T) {
+	b := dsl.New("noflush", dsl.Conf{dsl.BatchFlushInterval: 0})
+	b.Unanchored(b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false })),
+		b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
+	clk := clock.NewManual(time.Unix(0, 0))
+	plan := routing.Compile(build(t, b))
+	s := &systemTask{inc: &incarnation{plan: plan, clock: clk, boxes: make([]*mailbox, len(plan.Tasks)+1)}}
+	s.startTimers()
+	defer s.stopTimers()
+	if n := clk.Timers(); n != 1 {
+		t.Errorf("%d timers, want the rotation only", n)
+	}
+}
+
+// drainHarness is an incarnation's Topology with nothing but its gauge.
+func drainHarness() *Topology {
+	return &Topology{inc: &incarnation{gauge: newGauge(), log: zap.NewNop()},
+		failed: map[int]bool{}, failChanged: make(chan struct{}), broken: make(chan struct{})}
+}
+
+// TestDrainWaitsForWhatIsInFlight: it returns at once when nothing is, and as
+// soon as the last tuple settles otherwise.
+func TestDrainWaitsForWhatIsInFlight(t *testing.T) {
+	top := drainHarness()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { top.drain(ctx); close(done) }()
+	wait(t, done, "the drain of nothing")
+
+	top.inc.gauge.add(1)
+	done = make(chan struct{})
+	go func() { top.drain(ctx); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("the drain returned with a tuple in flight")
+	case <-time.After(20 * time.Millisecond):
+	}
+	top.inc.gauge.add(-1)
+	wait(t, done, "the drain after the last tuple settled")
+}
+
+func TestStuckFailureNamesTheTask(t *testing.T) {
+	b := dsl.New("stuck", nil)
+	b.Unanchored(b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false })),
+		b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
+	plan := routing.Compile(build(t, b))
+	top := &Topology{inc: &incarnation{plan: plan}}
+	for _, task := range plan.Tasks {
+		if f := top.stuckFailure(task.ID); f.Component != componentName(task) || f.Task != task.ID || !errors.Is(f.Err, errStuck) || f.Topology != top {
+			t.Errorf("stuck task %d: %+v", task.ID, f)
+		}
+	}
+	if f := top.stuckFailure(0); f.Component != "__system" || f.Task != -1 {
+		t.Errorf("stuck system task: %+v", f)
 	}
 }
