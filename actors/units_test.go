@@ -835,3 +835,20 @@ func TestStuckFailureNamesTheTask(t *testing.T) {
 		t.Errorf("stuck system task: %+v", f)
 	}
 }
+
+// TestDebugLogsEveryMessage: with topology.debug a task's tracer logs what it
+// traces, with no trace function configured.
+func TestDebugLogsEveryMessage(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	tr := tracer{component: "sink", task: 2, log: zap.New(core)}
+	if !tr.on() {
+		t.Fatal("a debug tracer is off")
+	}
+	tr.in("Activate")
+	if records := logs.FilterMessage("message").All(); len(records) != 1 || records[0].ContextMap()["kind"] != "Activate" {
+		t.Errorf("records %+v, want the Activate", records)
+	}
+	if (&tracer{}).on() {
+		t.Error("a tracer with neither a function nor a log is on")
+	}
+}
