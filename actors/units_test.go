@@ -852,3 +852,15 @@ func TestDebugLogsEveryMessage(t *testing.T) {
 		t.Error("a tracer with neither a function nor a log is on")
 	}
 }
+
+// TestShutdownOfAnIdleSystemDoesNotWait: with no task left, the supervisor
+// answers Shutdown's childless request at once (the wait is for tasks still
+// terminating, a second at most).
+func TestShutdownOfAnIdleSystemDoesNotWait(t *testing.T) {
+	s := NewSystem(zap.NewNop(), func(Failure) {})
+	start := time.Now()
+	s.Shutdown()
+	if d := time.Since(start); d >= 900*time.Millisecond {
+		t.Errorf("Shutdown took %v with no task, want no wait for the children", d)
+	}
+}
