@@ -110,7 +110,7 @@ func waitHeld(t *testing.T, h *holding) {
 // stop while the back-off elapses, what is still open is nacked once when it is
 // over, and only then does the next incarnation start.
 func TestAFailedIncarnationStopsDuringTheBackoff(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	b, h := holdingTopology(true)
 	ev, opt := h.events()
 	r := run(t, b, withClock(clk), opt, WithRestarts(Restarts{Base: time.Millisecond}))
@@ -123,7 +123,7 @@ func TestAFailedIncarnationStopsDuringTheBackoff(t *testing.T) {
 	if e := ev.next(t, Restarting); e.nacked != 0 || e.Delay != 2*time.Millisecond {
 		t.Fatalf("restarting %+v after %d nacks: want a 2ms back-off, the tree still open", e.Event, e.nacked)
 	}
-	clk.Advance(2 * time.Millisecond)
+	clk.advance(t, 2*time.Millisecond, 2*time.Millisecond)
 	if e := ev.next(t, Started); e.Incarnation != 2 || e.nacked != 1 {
 		t.Fatalf("started %+v after %d nacks, want incarnation 2 after the open tree was nacked once", e.Event, e.nacked)
 	}
@@ -186,7 +186,7 @@ func TestStopsCtxBoundsTheDrain(t *testing.T) {
 // TestStopDuringTheBackoff: a stop while no incarnation runs ends the back-off
 // at once and starts nothing.
 func TestStopDuringTheBackoff(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	r := run(t, flakyTopology(1), withClock(clk), ev.option())
 	for _, want := range []EventKind{Started, Failed, Restarting} {
@@ -213,7 +213,7 @@ func TestStopDuringTheBackoff(t *testing.T) {
 // activation and ends the topology: the interrupted start is no failure and no
 // further restart is tried.
 func TestStopDuringARestartsActivation(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	spout, _ := flaky(1)
 	blocked, release := make(chan struct{}), make(chan struct{})
@@ -245,7 +245,7 @@ func TestStopDuringARestartsActivation(t *testing.T) {
 			t.Fatalf("event %+v, want %v", e, want)
 		}
 	}
-	clk.Advance(2 * time.Millisecond)
+	clk.advance(t, 2*time.Millisecond, 2*time.Millisecond)
 	select {
 	case <-blocked:
 	case <-time.After(waitFor):
@@ -288,7 +288,7 @@ func failing() (*dsl.SpoutSpec, func(error)) {
 // TestAStablePeriodResetsTheRestartCount: an incarnation that ran for the
 // stable period without failing starts the count of restarts over.
 func TestAStablePeriodResetsTheRestartCount(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	logOpt, logs := observed()
 	spout, fail := failing()
@@ -305,11 +305,12 @@ func TestAStablePeriodResetsTheRestartCount(t *testing.T) {
 			t.Fatalf("event %+v, want %v", e, want)
 		}
 	}
-	clk.Advance(2 * time.Millisecond)
+	clk.advance(t, 2*time.Millisecond, 2*time.Millisecond)
 	if e := ev.next(t); e.Kind != Started || e.Incarnation != 2 {
 		t.Fatalf("event %+v, want incarnation 2 started", e)
 	}
-	clk.Advance(time.Minute)
+	clk.advance(t, time.Minute, 0) // incarnation 1's stable timer
+	clk.advance(t, time.Minute, time.Minute)
 	// Advance has offered the stable period's end; once the loop has taken
 	// it, the count is back to zero before the loop reads another failure.
 	deadline := time.Now().Add(waitFor)
@@ -331,7 +332,7 @@ func TestAStablePeriodResetsTheRestartCount(t *testing.T) {
 // TestAnUnstableIncarnationKeepsTheCount: without a stable period the next
 // failure counts on, and Max ends the restarts.
 func TestAnUnstableIncarnationKeepsTheCount(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	spout, fail := failing()
 	b := dsl.New("unstable", nil)
@@ -342,7 +343,7 @@ func TestAnUnstableIncarnationKeepsTheCount(t *testing.T) {
 	fail(errors.New("first"))
 	ev.next(t)
 	ev.next(t)
-	clk.Advance(time.Minute - time.Nanosecond) // the back-off, and less than a stable period
+	clk.advance(t, 2*time.Millisecond, time.Minute-time.Nanosecond) // the back-off, and less than a stable period
 	if e := ev.next(t); e.Kind != Started || e.Incarnation != 2 {
 		t.Fatalf("event %+v, want incarnation 2 started", e)
 	}
@@ -393,7 +394,7 @@ func TestCancellingRunsCtxStopsTheTopology(t *testing.T) {
 // its stack; the last error survives the restart in Stats; a clean stop logs
 // no stuck task.
 func TestPanicsAreLoggedWithTheirStack(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	logOpt, logs := observed()
 	r := run(t, flakyTopology(1), withClock(clk), ev.option(), logOpt)
@@ -406,7 +407,7 @@ func TestPanicsAreLoggedWithTheirStack(t *testing.T) {
 	if len(panics) != 1 || panics[0].Level != zapcore.ErrorLevel || !strings.Contains(panics[0].ContextMap()["stack"].(string), "goroutine") {
 		t.Fatalf("task panic records %+v, want one error with the stack", panics)
 	}
-	clk.Advance(2 * time.Second)
+	clk.advance(t, 2*time.Second, 2*time.Second)
 	if e := ev.next(t); e.Kind != Started {
 		t.Fatalf("event %+v, want started", e)
 	}
@@ -507,5 +508,54 @@ func TestTaskStatsCarryTheLastError(t *testing.T) {
 	}
 	if none := taskStats(actors.Snapshot{Task: 3}); none.LastErrorTask != 0 || !none.LastErrorTime.IsZero() {
 		t.Errorf("task stats %+v: no last error, no task for it", none)
+	}
+}
+
+// armingClock is a manual clock that tells when a timer is armed: the host
+// emits Restarting (Started) before it arms the back-off (stable period)
+// timer, so a test that advances the clock on seeing the event must first wait
+// for the timer.
+type armingClock struct {
+	*clock.Manual
+	mu      sync.Mutex // mu guards armed and changed
+	armed   map[time.Duration]int
+	changed chan struct{}
+}
+
+func newArmingClock() *armingClock {
+	return &armingClock{Manual: clock.NewManual(time.Unix(0, 0)), armed: map[time.Duration]int{}, changed: make(chan struct{})}
+}
+
+func (c *armingClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	t := c.Manual.AfterFunc(d, f)
+	c.mu.Lock()
+	c.armed[d]++
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	return t
+}
+
+// advance waits until a timer of d not yet waited for is armed, then moves the
+// clock by by.
+func (c *armingClock) advance(t *testing.T, d, by time.Duration) {
+	t.Helper()
+	deadline := time.After(waitFor)
+	for {
+		c.mu.Lock()
+		n, changed := c.armed[d], c.changed
+		if n > 0 {
+			c.armed[d]--
+		}
+		c.mu.Unlock()
+		if n > 0 {
+			c.Advance(by)
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("no timer of %v was armed", d)
+		}
 	}
 }

@@ -246,7 +246,7 @@ func flakyTopology(fail ...int) *dsl.Builder {
 }
 
 func TestRestartWaitsForTheBackoffOnTheInjectedClock(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	r := run(t, flakyTopology(1), withClock(clk), ev.option())
 	if e := ev.next(t); e.Kind != Started || e.Incarnation != 1 {
@@ -260,7 +260,7 @@ func TestRestartWaitsForTheBackoffOnTheInjectedClock(t *testing.T) {
 	if e := ev.next(t); e.Kind != Restarting || e.Attempt != 1 || e.Delay != 2*time.Second {
 		t.Fatalf("event %+v, want restarting attempt 1 after 2s", e)
 	}
-	clk.Advance(2*time.Second - time.Nanosecond)
+	clk.advance(t, 2*time.Second, 2*time.Second-time.Nanosecond)
 	ev.none(t)
 	clk.Advance(time.Nanosecond)
 	if e := ev.next(t); e.Kind != Started || e.Incarnation != 2 {
@@ -284,7 +284,7 @@ func TestRestartWaitsForTheBackoffOnTheInjectedClock(t *testing.T) {
 }
 
 func TestGivesUpAfterMaxRestarts(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	r := run(t, flakyTopology(1, 2), withClock(clk), ev.option(), WithRestarts(Restarts{Base: time.Millisecond, Max: 1}))
 	for _, want := range []EventKind{Started, Failed, Restarting} {
@@ -292,7 +292,7 @@ func TestGivesUpAfterMaxRestarts(t *testing.T) {
 			t.Fatalf("event %+v, want %v", e, want)
 		}
 	}
-	clk.Advance(2 * time.Millisecond)
+	clk.advance(t, 2*time.Millisecond, 2*time.Millisecond)
 	for _, want := range []EventKind{Started, Failed, GaveUp} {
 		if e := ev.next(t); e.Kind != want {
 			t.Fatalf("event %+v, want %v", e, want)
