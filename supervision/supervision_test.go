@@ -49,6 +49,7 @@ func TestBackoff(t *testing.T) {
 		{time.Second, 30 * time.Second, 1000, 30 * time.Second},
 		{time.Millisecond, time.Hour, 3, 8 * time.Millisecond},
 		{1 << 61, 1<<63 - 1, 3, 1<<63 - 1}, // doubling would overflow: the cap
+		{1 << 61, 1<<63 - 1, 1, 1 << 62},   // the largest base that may still double
 	}
 	for _, tt := range tests {
 		if got := backoff(tt.base, tt.cap, tt.n); got != tt.want {
@@ -77,6 +78,9 @@ func TestRestartOptions(t *testing.T) {
 	}
 	if apply(WithoutRestarts(), WithRestarts(Restarts{})).restartsOff {
 		t.Error("WithRestarts after WithoutRestarts did not turn restarts back on")
+	}
+	if got, want := apply(WithRestarts(Restarts{})).restarts, apply().restarts; got != want {
+		t.Errorf("WithRestarts of zeros: %+v, want the defaults %+v", got, want)
 	}
 	if o := apply(WithDrainTimeout(time.Second)); o.drainTimeout != time.Second {
 		t.Errorf("WithDrainTimeout: %v", o.drainTimeout)
@@ -199,7 +203,11 @@ func run(t *testing.T, b *dsl.Builder, opts ...Option) *Running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = r.Stop(context.Background()) })
+	t.Cleanup(func() { // bounded, so a test that failed mid-stop still ends
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		_ = r.Stop(ctx)
+	})
 	return r
 }
 
@@ -238,7 +246,7 @@ func flakyTopology(fail ...int) *dsl.Builder {
 }
 
 func TestRestartWaitsForTheBackoffOnTheInjectedClock(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	r := run(t, flakyTopology(1), withClock(clk), ev.option())
 	if e := ev.next(t); e.Kind != Started || e.Incarnation != 1 {
@@ -252,7 +260,7 @@ func TestRestartWaitsForTheBackoffOnTheInjectedClock(t *testing.T) {
 	if e := ev.next(t); e.Kind != Restarting || e.Attempt != 1 || e.Delay != 2*time.Second {
 		t.Fatalf("event %+v, want restarting attempt 1 after 2s", e)
 	}
-	clk.Advance(2*time.Second - time.Nanosecond)
+	clk.advance(t, 2*time.Second, 2*time.Second-time.Nanosecond)
 	ev.none(t)
 	clk.Advance(time.Nanosecond)
 	if e := ev.next(t); e.Kind != Started || e.Incarnation != 2 {
@@ -276,7 +284,7 @@ func TestRestartWaitsForTheBackoffOnTheInjectedClock(t *testing.T) {
 }
 
 func TestGivesUpAfterMaxRestarts(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
+	clk := newArmingClock()
 	ev := newEvents()
 	r := run(t, flakyTopology(1, 2), withClock(clk), ev.option(), WithRestarts(Restarts{Base: time.Millisecond, Max: 1}))
 	for _, want := range []EventKind{Started, Failed, Restarting} {
@@ -284,7 +292,7 @@ func TestGivesUpAfterMaxRestarts(t *testing.T) {
 			t.Fatalf("event %+v, want %v", e, want)
 		}
 	}
-	clk.Advance(2 * time.Millisecond)
+	clk.advance(t, 2*time.Millisecond, 2*time.Millisecond)
 	for _, want := range []EventKind{Started, Failed, GaveUp} {
 		if e := ev.next(t); e.Kind != want {
 			t.Fatalf("event %+v, want %v", e, want)
