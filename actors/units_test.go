@@ -678,6 +678,7 @@ func TestAGoodEmitLogsNothing(t *testing.T) {
 	if root := s.Emit(num{1}, false); root != 0 {
 		t.Errorf("an untracked emit has root %x", root)
 	}
+	s.publish() // counters reach the stats once per mailbox message
 	if logs.Len() != 0 || s.stats.Emitted.Load() != 1 {
 		t.Errorf("logged %v, emitted %d", logs.All(), s.stats.Emitted.Load())
 	}
