@@ -21,7 +21,6 @@ type ackerTask struct {
 	batch   int               // feedback entries per message
 	refused int               // trees refused since the last tick, logged once per tick
 	open    int64             // trees tracked and not ended, for the stats
-	expired int64
 }
 
 func (a *ackerTask) Receive(ctx actor.Context) {

@@ -36,9 +36,6 @@ type Config struct {
 // host through System's onFailure.
 var errBroken = errors.New("actors: a task failed")
 
-// errStopTimeout is returned by Stop when a task did not stop in time.
-var errStopTimeout = errors.New("actors: task did not stop in time")
-
 // incarnation is the state every task of one running topology shares.
 type incarnation struct {
 	plan  *routing.Plan

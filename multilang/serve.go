@@ -97,9 +97,8 @@ type server struct {
 }
 
 type inbound struct {
-	msg   *wire.HostMessage
-	frame []byte
-	err   error
+	msg *wire.HostMessage
+	err error
 }
 
 func (s *server) serve(ctx context.Context) error {

@@ -350,14 +350,6 @@ func newGate() *gate {
 
 func (g *gate) wait() { <-g.ch }
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
-func (g *gate) isOpen() bool {
-	select {
-	case <-g.ch:
-		return true
-	default:
-		return false
-	}
-}
 
 var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func() {
 	// stopWithin calls r.Stop(ctx) on another goroutine and returns its result
