@@ -45,8 +45,8 @@ func newOutbox(inc *incarnation, batchSize int, stats *taskStats) *outbox {
 	return &outbox{inc: inc, batchSize: batchSize, data: make([]*tupleBatch, n), acks: make([]*ackerBatch, n), sent: stats.sent}
 }
 
-// Deliver buffers t for task.
-func (o *outbox) Deliver(task int, t dsl.Tuple) {
+// Deliver buffers a copy of t for task.
+func (o *outbox) Deliver(task int, t *dsl.Tuple) {
 	if o.recording {
 		o.recorded = append(o.recorded, task)
 	}
@@ -56,7 +56,7 @@ func (o *outbox) Deliver(task int, t dsl.Tuple) {
 		o.data[task] = b
 		o.dirty = append(o.dirty, task)
 	}
-	b.tuples = append(b.tuples, t)
+	b.tuples = append(b.tuples, *t)
 	if len(b.tuples) >= o.batchSize {
 		if o.holding {
 			o.filled = true

@@ -407,11 +407,11 @@ func outboxHarness(t *testing.T, batch int) (*outbox, *incarnation) {
 
 func TestOutboxFlushesAFullBatch(t *testing.T) {
 	o, inc := outboxHarness(t, 2)
-	o.Deliver(2, dsl.Tuple{Value: 1})
+	o.Deliver(2, &dsl.Tuple{Value: 1})
 	if d := inc.boxes[2].depth(); d != 0 {
 		t.Fatalf("a batch of 1 of 2 was sent (depth %d)", d)
 	}
-	o.Deliver(2, dsl.Tuple{Value: 2})
+	o.Deliver(2, &dsl.Tuple{Value: 2})
 	if d := inc.boxes[2].depth(); d != 1 || inc.gauge.n.Load() != 2 || o.sent[2].Load() != 2 {
 		t.Fatalf("depth %d, in flight %d, sent %d; want the full batch sent", d, inc.gauge.n.Load(), o.sent[2].Load())
 	}
@@ -422,9 +422,9 @@ func TestOutboxHoldsFullBatchesUntilRelease(t *testing.T) {
 	acker := ackerOf(inc.plan, 7)
 	o.hold()
 	o.Track(7, 1)
-	o.Deliver(2, dsl.Tuple{Value: 1})
-	o.Deliver(2, dsl.Tuple{Value: 2})
-	o.Deliver(3, dsl.Tuple{Value: 3})
+	o.Deliver(2, &dsl.Tuple{Value: 1})
+	o.Deliver(2, &dsl.Tuple{Value: 2})
+	o.Deliver(3, &dsl.Tuple{Value: 3})
 	if inc.boxes[2].depth() != 0 || inc.boxes[acker].control.len() != 0 {
 		t.Fatal("something was sent during a hold")
 	}
@@ -469,8 +469,8 @@ func TestARefusedBatchIsNotInFlight(t *testing.T) {
 	full.putData(&tupleBatch{})
 	full.close()
 	inc.boxes[2] = full
-	o.Deliver(2, dsl.Tuple{Value: 1})
-	o.Deliver(2, dsl.Tuple{Value: 2})
+	o.Deliver(2, &dsl.Tuple{Value: 1})
+	o.Deliver(2, &dsl.Tuple{Value: 2})
 	if n, sent := inc.gauge.n.Load(), o.sent[2].Load(); n != 0 || sent != 0 {
 		t.Errorf("in flight %d, sent %d after a refused batch; want 0, 0", n, sent)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"unsafe"
 
 	"github.com/goshelter/goshelter/internal/component"
 
@@ -17,8 +18,9 @@ import (
 // tuple, so an acker that receives them in order can never see an edge completed
 // before it was added.
 type Sink interface {
-	// Deliver hands t to bolt task.
-	Deliver(task int, t dsl.Tuple)
+	// Deliver hands t to bolt task. t is only valid during the call: the sink
+	// copies it (the router reuses one header for every delivery of an emit).
+	Deliver(task int, t *dsl.Tuple)
 	// Track starts the tree root for spout task spoutTask.
 	Track(root uint64, spoutTask int)
 	// Anchor adds edge to the tree root.
@@ -36,13 +38,19 @@ type Router struct {
 	tracks  bool // the topology has ackers
 	streams []streamOut
 	last    int // index of the last stream emitted, checked first
+	// header is the tuple being delivered: the sink copies it, so one header
+	// serves every emit (a local one would escape through the Sink interface
+	// and cost an allocation per tuple).
+	header dsl.Tuple
 }
 
 type streamOut struct {
 	stream  *dsl.Stream
+	typ     uintptr // typeWord of the stream's values
 	dists   []distributor
 	direct  bool // the stream's subscribers use direct grouping
 	tracked bool // some delivery joins the emitter's trees
+	keyed   bool // some delivery runs a grouping key function (user code that may panic)
 }
 
 // distributor spreads one stream over one destination component's tasks.
@@ -76,16 +84,25 @@ var groupings = map[string]groupingKind{
 // NewRouter builds the emit path of task. src supplies its tuple ids.
 func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 	r := &Router{plan: p, self: task, sink: sink, ids: src, tracks: len(p.Ackers) > 0}
+	r.header.Task = task.ID
+	if task.Component != nil {
+		r.header.Source = task.Component.ID
+	}
 	r.streams = make([]streamOut, len(p.Topology.Streams))
 	for i, s := range p.Topology.Streams {
-		out := streamOut{stream: s}
+		out := streamOut{stream: s, typ: typeWord(reflect.New(s.Type).Elem().Interface())}
 		if task.Component != nil {
 			for j, rt := range p.routes[task.Component.Index][i] {
 				kind := groupings[rt.edge.Grouping.Kind]
 				anchored := rt.edge.Anchored || task.Component.Spout != nil
-				out.dists = append(out.dists, distributor{route: rt, kind: kind, next: task.Index + j, anchored: anchored})
+				next := 0 // where the round robin starts: spread over the emitting tasks
+				if n := len(rt.tasks); n > 0 {
+					next = (task.Index + j) % n
+				}
+				out.dists = append(out.dists, distributor{route: rt, kind: kind, next: next, anchored: anchored})
 				out.direct = kind == byEmitter
 				out.tracked = out.tracked || anchored
+				out.keyed = out.keyed || kind == byFields
 			}
 		}
 		r.streams[i] = out
@@ -95,20 +112,29 @@ func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 
 // stream finds the stream of tuple's type.
 func (r *Router) stream(tuple any) (*streamOut, error) {
-	if len(r.streams) == 0 {
-		return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
-	}
-	typ := reflect.TypeOf(tuple)
-	if s := &r.streams[r.last]; s.stream.Type == typ {
-		return s, nil
+	typ := typeWord(tuple)
+	if r.last < len(r.streams) && r.streams[r.last].typ == typ {
+		return &r.streams[r.last], nil
 	}
 	for i := range r.streams {
-		if r.streams[i].stream.Type == typ {
+		if r.streams[i].typ == typ {
 			r.last = i
 			return &r.streams[i], nil
 		}
 	}
-	return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprint(typ), Reason: "its type is not a stream of the topology (declare it with Streams)"}
+	if len(r.streams) == 0 {
+		return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
+	}
+	return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprint(reflect.TypeOf(tuple)), Reason: "its type is not a stream of the topology (declare it with Streams)"}
+}
+
+// typeWord is the dynamic type of v as the first word of the interface value:
+// the identity reflect.TypeOf(v) stands for, read without a call, and compared
+// as an integer rather than as two reflect.Type interfaces (runtime.ifaceeq).
+// It is 0 for a nil v. Every stream's word is taken from a value of its type
+// at build time, so the layout is never assumed to match reflect's pointers.
+func typeWord(v any) uintptr {
+	return uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&v))[0])
 }
 
 // EmitSpout routes a spout's tuple, to task direct only when it is not 0 (on a
@@ -122,31 +148,53 @@ func (r *Router) stream(tuple any) (*streamOut, error) {
 // outcome (a nack) like any other and the spout goes on.
 func (r *Router) EmitSpout(tuple any, tracked bool, direct int) (root uint64, err error) {
 	tracked = tracked && r.tracks
-	defer func() {
-		if p := recover(); p != nil {
-			err = &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: fmt.Sprintf("a grouping key function panicked: %v", p)}
-		}
-		if err != nil && tracked {
-			if root == 0 {
-				root = r.ids.Next()
-				r.sink.Track(root, r.self.ID)
-			}
-			r.sink.Fail(root)
-		}
-	}()
 	s, err := r.stream(tuple)
-	if err != nil {
-		return 0, err
+	if err == nil && (direct != 0 || s.direct) {
+		err = r.checkDirect(s, direct)
 	}
-	if err := r.checkDirect(s, direct); err != nil {
-		return 0, err
+	if err != nil {
+		return r.failTree(0, tracked), err
 	}
 	if tracked && r.reaches(s, direct) {
 		root = r.ids.Next()
 		r.sink.Track(root, r.self.ID)
 	}
+	if s.keyed {
+		if err := r.routeGuarded(s, tuple, root, direct); err != nil {
+			return r.failTree(root, tracked), err
+		}
+		return root, nil
+	}
+	// No user code runs below: no recover on the per-tuple path.
 	r.route(s, tuple, dsl.TupleID{Root: root}, direct)
 	return root, nil
+}
+
+// routeGuarded routes a spout's tuple on a stream with a grouping key function,
+// turning a panic in that function into an error.
+func (r *Router) routeGuarded(s *streamOut, tuple any, root uint64, direct int) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &component.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Reason: fmt.Sprintf("a grouping key function panicked: %v", p)}
+		}
+	}()
+	r.route(s, tuple, dsl.TupleID{Root: root}, direct)
+	return nil
+}
+
+// failTree fails the tree of a tracked spout tuple that could not be routed,
+// starting it first when it has none yet, so the message gets its outcome (a
+// nack) like any other; it returns the root.
+func (r *Router) failTree(root uint64, tracked bool) uint64 {
+	if !tracked {
+		return root
+	}
+	if root == 0 {
+		root = r.ids.Next()
+		r.sink.Track(root, r.self.ID)
+	}
+	r.sink.Fail(root)
+	return root
 }
 
 // reaches reports whether an emit on s (to task direct, unless 0) makes an
@@ -171,8 +219,10 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 	if err != nil {
 		return err
 	}
-	if err := r.checkDirect(s, direct); err != nil {
-		return err
+	if direct != 0 || s.direct {
+		if err := r.checkDirect(s, direct); err != nil {
+			return err
+		}
 	}
 	r.route(s, tuple, rootsOf(anchors), direct)
 	return nil
@@ -184,7 +234,8 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 // the grouping applied inline, with no closure per distributor: this is the
 // per-tuple path.
 func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
-	t := dsl.Tuple{Value: tuple, Stream: s.stream, Source: r.self.Component.ID, Task: r.self.ID}
+	t := &r.header // field by field: a struct literal would be copied in with a bulk write barrier
+	t.Value, t.Stream = tuple, s.stream
 	for i := range s.dists {
 		d := &s.dists[i]
 		anchored := d.anchored && roots.Root != 0
@@ -200,9 +251,11 @@ func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 			continue
 		}
 		switch d.kind {
-		case byShuffle:
-			d.next++
-			r.deliver(tasks[d.next%len(tasks)], t, roots, anchored)
+		case byShuffle: // round robin, without a division per tuple
+			if d.next++; d.next >= len(tasks) {
+				d.next = 0
+			}
+			r.deliver(tasks[d.next], t, roots, anchored)
 		case byFields:
 			r.deliver(tasks[d.route.edge.Grouping.Key(t.Value)%uint64(len(tasks))], t, roots, anchored)
 		case toLowest:
@@ -213,15 +266,19 @@ func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 			}
 		}
 	}
+	t.Value = nil // keeps nothing alive after the emit
 }
 
 // deliver hands t to task, first giving it a fresh edge anchored in every tree
-// of roots when the delivery is anchored.
-func (r *Router) deliver(task int, t dsl.Tuple, roots dsl.TupleID, anchored bool) {
+// of roots when the delivery is anchored (else no id: t may carry the previous
+// delivery's).
+func (r *Router) deliver(task int, t *dsl.Tuple, roots dsl.TupleID, anchored bool) {
 	if anchored {
 		t.ID = roots
 		t.ID.Edge = r.ids.Next()
 		r.anchorAll(roots, t.ID.Edge)
+	} else {
+		t.ID = dsl.TupleID{}
 	}
 	r.sink.Deliver(task, t)
 }

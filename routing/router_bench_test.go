@@ -12,10 +12,10 @@ import (
 // measures the router alone.
 type discardSink struct{ delivered, anchored, tracked int }
 
-func (s *discardSink) Deliver(int, dsl.Tuple) { s.delivered++ }
-func (s *discardSink) Track(uint64, int)      { s.tracked++ }
-func (s *discardSink) Anchor(uint64, uint64)  { s.anchored++ }
-func (s *discardSink) Fail(uint64)            {}
+func (s *discardSink) Deliver(int, *dsl.Tuple) { s.delivered++ }
+func (s *discardSink) Track(uint64, int)       { s.tracked++ }
+func (s *discardSink) Anchor(uint64, uint64)   { s.anchored++ }
+func (s *discardSink) Fail(uint64)             {}
 
 // benchPlan is a reliable spout "src" feeding bolt "dst" (4 tasks) with g.
 func benchPlan(b *testing.B, g dsl.Grouping) *routing.Plan {

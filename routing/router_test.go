@@ -33,7 +33,7 @@ type call struct {
 // recordingSink is a fake routing.Sink that records every call in order.
 type recordingSink struct{ calls []call }
 
-func (s *recordingSink) Deliver(task int, t dsl.Tuple) {
+func (s *recordingSink) Deliver(task int, t *dsl.Tuple) {
 	s.calls = append(s.calls, call{Kind: "deliver", Task: task, ID: t.ID, Value: t.Value})
 }
 
