@@ -18,13 +18,14 @@ type boltTask struct {
 	inc      *incarnation
 	task     routing.Task
 	impl     component.BoltTask
+	auto     component.AutoAcker // impl, when the runtime may ack its inputs in place
 	router   *routing.Router
 	out      *outbox
 	trace    tracer
 	log      *zap.Logger
 	stats    *taskStats
-	current  [1]dsl.TupleID // the input being executed, as an anchor list
-	anchored bool           // current holds a tracked input
+	input    *dsl.Tuple     // the input being executed (in its batch), or nil
+	current  [1]dsl.TupleID // scratch: input's id as an anchor list, filled on emit
 	consumed int64          // executed since the last flush, for the drain gauge
 	tick     dsl.Tick       // the value of this bolt's tick tuples
 	lat      processSampler
@@ -57,6 +58,7 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		info, cancel := b.inc.taskInfo(b.task)
 		b.cancel = cancel
 		b.impl = newBoltTask(b.task.Component, info)
+		b.auto, _ = b.impl.(component.AutoAcker)
 		b.router = b.inc.plan.NewRouter(b.task, b.out, b.inc.ids(b.task.ID))
 		b.tick = tickOf(info.Settings.TickFrequency)
 		b.lat.timeout = info.Settings.MessageTimeout
@@ -145,7 +147,7 @@ func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (n
 			t := tuples[next]
 			b.Fail(t)
 			b.lat.end()
-			b.anchored = false
+			b.input = nil
 			b.stats.recordError(fmt.Sprintf("panic: %v", r))
 			b.log.Error("bolt failed its input", zap.String("stream", streamName(t)),
 				zap.Error(fmt.Errorf("panic: %v\n%s", r, debug.Stack())))
@@ -153,7 +155,7 @@ func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (n
 		}
 	}()
 	for ; next < len(tuples); next++ {
-		b.execute(tuples[next], received)
+		b.execute(&tuples[next], received)
 		if epoch := b.inc.flushEpoch.Load(); epoch != b.began {
 			// Slow inputs: what the earlier ones emitted has waited a flush
 			// interval already.
@@ -164,18 +166,27 @@ func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (n
 	return next
 }
 
-func (b *boltTask) execute(t dsl.Tuple, received time.Time) {
+func (b *boltTask) execute(t *dsl.Tuple, received time.Time) {
 	if b.trace.on() {
-		b.trace.record(trace.Event{Kind: "Tuple", Input: t})
+		b.trace.record(trace.Event{Kind: "Tuple", Input: *t})
 	}
-	b.current[0], b.anchored = t.ID, t.ID.Edge != 0
+	b.input = t
 	b.lat.begin(t.ID.Edge, received)
-	if err := b.impl.Execute(t, b); err != nil {
+	var err error
+	if b.auto != nil {
+		var ack bool
+		if ack, err = b.auto.ExecuteAuto(t, b); ack {
+			b.ack(t)
+		}
+	} else {
+		err = b.impl.Execute(t, b)
+	}
+	if err != nil {
 		b.stats.recordError(err.Error())
-		b.log.Error("bolt failed its input", zap.String("stream", streamName(t)), zap.Error(err))
+		b.log.Error("bolt failed its input", zap.String("stream", streamName(*t)), zap.Error(err))
 	}
 	b.lat.end()
-	b.anchored = false
+	b.input = nil
 }
 
 func streamName(t dsl.Tuple) string {
@@ -186,10 +197,11 @@ func streamName(t dsl.Tuple) string {
 }
 
 func (b *boltTask) anchors() []dsl.TupleID {
-	if b.anchored {
-		return b.current[:]
+	if b.input == nil || b.input.ID.Edge == 0 {
+		return nil
 	}
-	return nil
+	b.current[0] = b.input.ID
+	return b.current[:]
 }
 
 // Emit implements dsl.Emitter.
@@ -236,7 +248,9 @@ func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {
 }
 
 // Ack implements dsl.Collector.
-func (b *boltTask) Ack(in dsl.Tuple) {
+func (b *boltTask) Ack(in dsl.Tuple) { b.ack(&in) }
+
+func (b *boltTask) ack(in *dsl.Tuple) {
 	b.acked++
 	b.lat.settle(in.ID.Edge, true, b.stats)
 	if b.trace.on() { // traced even when untracked: scenario A's bolt answers Ok too

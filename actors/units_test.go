@@ -196,7 +196,7 @@ func TestAckerFlushesAFullBatch(t *testing.T) {
 // boltImpl is a bolt task implementation as a function.
 type boltImpl func(in dsl.Tuple, c dsl.Collector) error
 
-func (f boltImpl) Execute(in dsl.Tuple, c dsl.Collector) error { return f(in, c) }
+func (f boltImpl) Execute(in *dsl.Tuple, c dsl.Collector) error { return f(*in, c) }
 
 func boltHarness(impl boltImpl) (*boltTask, *observer.ObservedLogs) {
 	core, logs := observer.New(zapcore.DebugLevel)

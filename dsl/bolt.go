@@ -53,7 +53,7 @@ func AutoAck[In any](consume func(in In, out Emitter) error) *BoltSpec {
 // (see [TickFrequency]); they are not tracked.
 func AutoAckFrom[In any](newHandler func(TaskInfo) Handler[In]) *BoltSpec {
 	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", NewTask: func(info TaskInfo) any {
-		return &autoAckTask[In]{h: newHandler(info), fail: false}
+		return newAutoAckTask(newHandler(info), false)
 	}}
 }
 
@@ -64,7 +64,7 @@ func AutoAckFrom[In any](newHandler func(TaskInfo) Handler[In]) *BoltSpec {
 func Terminator[In any](consume func(in In)) *BoltSpec {
 	h := handlerFunc[In](func(in In, _ Emitter) error { consume(in); return nil })
 	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: terminatorKind, NewTask: func(TaskInfo) any {
-		return &autoAckTask[In]{h: h, fail: true}
+		return newAutoAckTask(h, true)
 	}}
 }
 
@@ -89,32 +89,49 @@ const terminatorKind = "terminator"
 
 type autoAckTask[In any] struct {
 	h    Handler[In]
-	fail bool // terminator
+	fn   handlerFunc[In] // h when it is a function: called without the interface
+	fail bool            // terminator
 }
 
-func (a *autoAckTask[In]) Execute(in Tuple, c Collector) error {
+func newAutoAckTask[In any](h Handler[In], fail bool) *autoAckTask[In] {
+	a := &autoAckTask[In]{h: h, fail: fail}
+	a.fn, _ = h.(handlerFunc[In])
+	return a
+}
+
+func (a *autoAckTask[In]) Execute(in *Tuple, c Collector) error {
+	ack, err := a.ExecuteAuto(in, c)
+	if ack {
+		c.Ack(*in)
+	}
+	return err
+}
+
+// ExecuteAuto is Execute, except that the ack of a handled input is left to
+// the caller (the runtime acks it in place; see internal/component.AutoAcker).
+func (a *autoAckTask[In]) ExecuteAuto(in *Tuple, c Collector) (ack bool, err error) {
 	if in.IsTick() {
-		return tick(a.h, in.Value.(Tick), c)
+		return false, tick(a.h, in.Value.(Tick), c)
 	}
 	v, err := inputOf[In](in, c)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if err := a.h.Execute(v, c); err != nil {
-		c.Fail(in)
-		return err
-	}
-	if a.fail {
-		c.Fail(in)
+	if a.fn != nil {
+		err = a.fn(v, c)
 	} else {
-		c.Ack(in)
+		err = a.h.Execute(v, c)
 	}
-	return nil
+	if err != nil || a.fail {
+		c.Fail(*in)
+		return false, err
+	}
+	return true, nil
 }
 
 type manualTask[In any] struct{ h ManualHandler[In] }
 
-func (m *manualTask[In]) Execute(in Tuple, c Collector) error {
+func (m *manualTask[In]) Execute(in *Tuple, c Collector) error {
 	if in.IsTick() {
 		return tick(m.h, in.Value.(Tick), c)
 	}
@@ -122,8 +139,8 @@ func (m *manualTask[In]) Execute(in Tuple, c Collector) error {
 	if err != nil {
 		return err
 	}
-	if err := m.h.Execute(v, in, c); err != nil {
-		c.Fail(in)
+	if err := m.h.Execute(v, *in, c); err != nil {
+		c.Fail(*in)
 		return err
 	}
 	return nil
@@ -131,10 +148,10 @@ func (m *manualTask[In]) Execute(in Tuple, c Collector) error {
 
 // inputOf returns the input's value as the handler's type, or fails the input:
 // Build only lets assignable streams in, so this guards other producers (shell).
-func inputOf[In any](in Tuple, c Collector) (In, error) {
+func inputOf[In any](in *Tuple, c Collector) (In, error) {
 	v, ok := in.Value.(In)
 	if !ok {
-		c.Fail(in)
+		c.Fail(*in)
 		return v, fmt.Errorf("input of type %T is not %v", in.Value, reflect.TypeFor[In]())
 	}
 	return v, nil

@@ -243,7 +243,7 @@ func TestBoltTasksAckAndFailAsTheirKindSays(t *testing.T) {
 				t.Errorf("spec kind %q, input %v; want %q, numIn", tt.spec.Kind, tt.spec.Input, tt.kind)
 			}
 			c := &collector{}
-			err := boltTask(t, tt.spec).Execute(in, c)
+			err := boltTask(t, tt.spec).Execute(&in, c)
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Errorf("Execute error %v, want %v", err, tt.wantErr)
 			}
@@ -261,7 +261,7 @@ func TestBoltTasksFailAnInputOfTheWrongType(t *testing.T) {
 		dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[numIn] { return &manualTicking{} }),
 	} {
 		c := &collector{}
-		err := boltTask(t, spec).Execute(dsl.Tuple{Value: "not a numIn"}, c)
+		err := boltTask(t, spec).Execute(&dsl.Tuple{Value: "not a numIn"}, c)
 		if err == nil || !strings.Contains(err.Error(), "input of type string is not dsl_test.numIn") {
 			t.Errorf("%s: Execute error %v, want one naming both types", spec.Kind, err)
 		}
@@ -281,7 +281,7 @@ func TestTicksReachHandlersThatAreTickers(t *testing.T) {
 		nopBolt(), // not a Ticker: the tick is dropped
 	} {
 		c := &collector{}
-		if err := boltTask(t, spec).Execute(tick, c); err != nil {
+		if err := boltTask(t, spec).Execute(&tick, c); err != nil {
 			t.Errorf("%s: Execute(tick) = %v", spec.Kind, err)
 		}
 		if len(c.acked)+len(c.failed)+len(c.emitted) != 0 {

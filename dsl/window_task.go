@@ -95,11 +95,12 @@ func newWindowTask[In any](info TaskInfo, handle func(Window[In], Emitter) error
 
 const minInt64 = -1 << 63
 
-func (w *windowTask[In]) Execute(in Tuple, c Collector) error {
-	if in.IsTick() {
+func (w *windowTask[In]) Execute(t *Tuple, c Collector) error {
+	if t.IsTick() {
 		return w.tick(c)
 	}
-	v, err := inputOf[In](in, c)
+	in := *t // held in the window: a copy, as the input's batch is reused
+	v, err := inputOf[In](t, c)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func ints(ns []numIn) []int {
 func (r *windowRig) in(ns ...int) {
 	r.t.Helper()
 	for _, n := range ns {
-		if err := r.task.Execute(dsl.Tuple{Value: numIn{n}, Source: "nums", ID: dsl.TupleID{Root: uint64(n), Edge: uint64(n)}}, r.c); err != nil {
+		if err := r.task.Execute(&dsl.Tuple{Value: numIn{n}, Source: "nums", ID: dsl.TupleID{Root: uint64(n), Edge: uint64(n)}}, r.c); err != nil {
 			r.t.Fatalf("Execute(%d): %v", n, err)
 		}
 	}
@@ -92,7 +92,7 @@ func (r *windowRig) in(ns ...int) {
 // at moves the clock to d and delivers a tick.
 func (r *windowRig) at(d time.Duration) error {
 	r.clock = d
-	return r.task.Execute(dsl.Tuple{Value: dsl.Tick{RateSecs: 1, Period: time.Second}, Source: "__system", Task: -1}, r.c)
+	return r.task.Execute(&dsl.Tuple{Value: dsl.Tick{RateSecs: 1, Period: time.Second}, Source: "__system", Task: -1}, r.c)
 }
 
 func edges(ts []dsl.Tuple) []int {
@@ -191,7 +191,7 @@ func TestWindowEmitsJoinEachTreeOnce(t *testing.T) {
 		{Root: 8, Edge: 103, Roots: []uint64{7, 9}}, // multi-anchored
 		{}, // untracked
 	} {
-		if err := r.task.Execute(dsl.Tuple{Value: numIn{1}, ID: id}, r.c); err != nil {
+		if err := r.task.Execute(&dsl.Tuple{Value: numIn{1}, ID: id}, r.c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -370,7 +370,7 @@ func TestEventTimeJoinWatermarkWaitsForEveryStream(t *testing.T) {
 	stream := topo.Streams[0]
 	send := func(source string, n int) {
 		t.Helper()
-		if err := r.task.Execute(dsl.Tuple{Value: numIn{n}, Source: source, Stream: stream}, r.c); err != nil {
+		if err := r.task.Execute(&dsl.Tuple{Value: numIn{n}, Source: source, Stream: stream}, r.c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -417,7 +417,7 @@ func TestAFailedWindowFailsEveryTupleInIt(t *testing.T) {
 			r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 3, SlideCount: 2}, dsl.TaskInfo{})
 			r.in(1)
 			r.fail = tt.fail
-			err := r.task.Execute(dsl.Tuple{Value: numIn{2}, ID: dsl.TupleID{Root: 2, Edge: 2}}, r.c)
+			err := r.task.Execute(&dsl.Tuple{Value: numIn{2}, ID: dsl.TupleID{Root: 2, Edge: 2}}, r.c)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "window") {
 				t.Fatalf("Execute = %v, want an error about the window saying %q", err, tt.want)
 			}
@@ -435,7 +435,7 @@ func TestAFailedWindowFailsEveryTupleInIt(t *testing.T) {
 func TestUntrackedWindowsEmitUnanchored(t *testing.T) {
 	r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 2}, dsl.TaskInfo{})
 	for _, n := range []int{1, 2} {
-		if err := r.task.Execute(dsl.Tuple{Value: numIn{n}}, r.c); err != nil {
+		if err := r.task.Execute(&dsl.Tuple{Value: numIn{n}}, r.c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -604,7 +604,7 @@ func TestJoinWindowOverStreamsOfAnInterface(t *testing.T) {
 	}
 	task := join.NewTask(dsl.TaskInfo{}).(component.BoltTask)
 	for _, v := range []any{square{2}, rect{2, 3}, square{3}} {
-		if err := task.Execute(dsl.Tuple{Value: v}, &collector{}); err != nil {
+		if err := task.Execute(&dsl.Tuple{Value: v}, &collector{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -623,10 +623,10 @@ func TestWindowHoldsWithoutAllocatingPerInput(t *testing.T) {
 	c := &collector{}
 	in := dsl.Tuple{Value: numIn{1}, ID: dsl.TupleID{Root: 1, Edge: 1}}
 	for range 5000 { // grow the buffers
-		task.Execute(in, c)
+		task.Execute(&in, c)
 	}
 	c.acked = make([]dsl.Tuple, 0, 1<<20)
-	allocs := testing.AllocsPerRun(10000, func() { task.Execute(in, c) })
+	allocs := testing.AllocsPerRun(10000, func() { task.Execute(&in, c) })
 	if allocs > 0.01 {
 		t.Errorf("%v allocations per input, want none", allocs)
 	}

@@ -107,7 +107,8 @@ func (b *shellBolt) fail(err error) {
 
 // Execute hands the input to the child. It waits while maxPendingKey inputs
 // are already queued for the child (backpressure, as Storm's shell bolt).
-func (b *shellBolt) Execute(in dsl.Tuple, c dsl.Collector) error {
+func (b *shellBolt) Execute(t *dsl.Tuple, c dsl.Collector) error {
+	in := *t // held until the child settles it: a copy, as the input's batch is reused
 	if b.dead {
 		c.Fail(in)
 		return nil

@@ -192,7 +192,7 @@ func (b *servedBolt) input(task component.BoltTask, t *wire.Tuple) error {
 	}
 	b.current = &in
 	b.call(func() {
-		if err := task.Execute(in, b); err != nil {
+		if err := task.Execute(&in, b); err != nil {
 			b.s.info.Logger.Error("bolt failed its input", zap.String("stream", t.Stream), zap.Error(err))
 			b.report(fmt.Errorf("multilang: component %q task %d failed an input on stream %q: %w", b.s.info.Component, b.s.info.Task, t.Stream, err))
 		}
