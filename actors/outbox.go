@@ -83,9 +83,12 @@ func (o *outbox) hold() { o.holding = true }
 // tracked emit.
 func (o *outbox) release() {
 	o.holding = false
-	if !o.filled {
-		return
+	if o.filled { // inlined: most emits fill no batch
+		o.releaseFilled()
 	}
+}
+
+func (o *outbox) releaseFilled() {
 	o.filled = false
 	o.flushAcks()
 	for _, task := range o.dirty {

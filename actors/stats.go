@@ -185,8 +185,12 @@ type processSampler struct {
 // the mailbox (already read for the execute time, so sampling reads no clock).
 func (p *processSampler) begin(edge uint64, received time.Time) {
 	if p.countdown--; p.countdown > 0 {
-		return
+		return // inlined: the per-tuple cost is this countdown
 	}
+	p.sample(edge, received)
+}
+
+func (p *processSampler) sample(edge uint64, received time.Time) {
 	p.countdown = sampleEvery
 	if p.open && received.Sub(p.start) < p.timeout {
 		return // a held input is still being waited for
@@ -206,7 +210,13 @@ func (p *processSampler) end() {
 // settle is called on every ack and fail; it records the sampled input's latency
 // when acked.
 func (p *processSampler) settle(edge uint64, acked bool, stats *taskStats) {
-	if !p.open || edge != p.edge || (edge == 0 && !p.inline) {
+	if p.open && edge == p.edge { // inlined: most inputs are not the sampled one
+		p.record(edge, acked, stats)
+	}
+}
+
+func (p *processSampler) record(edge uint64, acked bool, stats *taskStats) {
+	if edge == 0 && !p.inline {
 		return
 	}
 	p.open = false
