@@ -449,10 +449,17 @@ func (c *chanSpout) settle(b *rootBatch) {
 	c.roots.put(b)
 }
 
+// sentenceValue and wordValue are the word count's tuples on typed channels:
+// strings by value, nothing boxed (the limit).
+type (
+	sentenceValue struct{ Text string }
+	wordValue     struct{ Text string }
+)
+
 // wordCount: sentences -> split -> count x2 by a hash of the word, unacked.
 func (c *chanPipe) wordCount(s setup) {
-	in := newLink[Sentence]()
-	counts := []*link[Word]{newLink[Word](), newLink[Word]()}
+	in := newLink[sentenceValue]()
+	counts := []*link[wordValue]{newLink[wordValue](), newLink[wordValue]()}
 	for _, l := range counts {
 		t := s.probe.tally()
 		c.goRun(func() { countWords(l, t) })
@@ -460,22 +467,22 @@ func (c *chanPipe) wordCount(s setup) {
 	c.goRun(func() { split(in, counts) })
 	go func() {
 		defer close(c.stopped)
-		w := &writer[Sentence]{l: in}
+		w := &writer[sentenceValue]{l: in}
 		for i := 0; !c.stop.Load(); i++ {
-			w.put(Sentence{sentences[i%len(sentences)]})
+			w.put(sentenceValue{sentences[i%len(sentences)]})
 		}
 		w.flush()
 		close(in.data)
 	}()
 }
 
-func split(in *link[Sentence], out []*link[Word]) {
-	ws := make([]*writer[Word], len(out))
+func split(in *link[sentenceValue], out []*link[wordValue]) {
+	ws := make([]*writer[wordValue], len(out))
 	for i, l := range out {
-		ws[i] = &writer[Word]{l: l}
+		ws[i] = &writer[wordValue]{l: l}
 	}
 	emit := func(w string) {
-		ws[hashString(w)%uint64(len(ws))].put(Word{w})
+		ws[hashString(w)%uint64(len(ws))].put(wordValue{w})
 	}
 	for b := range in.data {
 		for _, t := range b.t {
@@ -494,7 +501,7 @@ func split(in *link[Sentence], out []*link[Word]) {
 	}
 }
 
-func countWords(in *link[Word], t *tally) {
+func countWords(in *link[wordValue], t *tally) {
 	counts := map[string]int{}
 	for b := range in.data {
 		for _, x := range b.t {

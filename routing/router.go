@@ -224,6 +224,10 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 			return err
 		}
 	}
+	if len(anchors) == 0 { // unanchored: no trees to merge
+		r.route(s, tuple, dsl.TupleID{}, direct)
+		return nil
+	}
 	r.route(s, tuple, rootsOf(anchors), direct)
 	return nil
 }
