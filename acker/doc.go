@@ -12,8 +12,8 @@
 //
 // # Expiry
 //
-// Trees live in three rotating buckets. A tick expires the oldest bucket and
-// makes it the newest. With rotation period P, a tree started at time t expires
+// Trees expire as if they lived in three rotating buckets (Storm's scheme): a
+// tick expires every tree tracked three ticks ago. With rotation period P, a tree started at time t expires
 // at a tick between t+2·P and t+3·P. Rotating every P = timeout/2 makes a tree
 // expire no earlier than the message timeout and no later than 1.5 times it
 // (plus the delay of the tick).

@@ -10,7 +10,7 @@ import (
 func Example() {
 	t := acker.New(1024)
 	const root, spoutTask = 42, 3
-	t.Track(root, spoutTask)
+	t.Track(root, spoutTask, 0)
 	t.Anchor(root, 100) // the spout's tuple to A
 	t.Anchor(root, 200) // A's tuple to B
 	t.Ok(root, 100)     // A is done
@@ -27,7 +27,7 @@ func Example() {
 // after it was tracked.
 func ExampleTracker_Rotate() {
 	t := acker.New(1024)
-	t.Track(7, 1)
+	t.Track(7, 1, 0)
 	for tick := 1; tick <= 3; tick++ {
 		t.Rotate(func(root uint64, spout int) {
 			fmt.Printf("tick %d: tree %d of spout task %d expired\n", tick, root, spout)
@@ -41,13 +41,13 @@ func ExampleTracker_Rotate() {
 // Fail ends a tree and names its spout task, once.
 func ExampleTracker_Track() {
 	t := acker.New(1) // room for one open tree
-	fmt.Println("track 1:", t.Track(1, 5))
-	fmt.Println("track 2:", t.Track(2, 5)) // over capacity
+	fmt.Println("track 1:", t.Track(1, 5, 0))
+	fmt.Println("track 2:", t.Track(2, 5, 0)) // over capacity
 	spout, found := t.Fail(1)
 	fmt.Println("fail 1:", found, "nack spout task", spout)
 	_, found = t.Fail(1)
 	fmt.Println("fail 1 again:", found)
-	fmt.Println("track 2:", t.Track(2, 5)) // the freed place
+	fmt.Println("track 2:", t.Track(2, 5, 0)) // the freed place
 	// Output:
 	// track 1: true
 	// track 2: false

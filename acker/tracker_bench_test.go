@@ -20,7 +20,7 @@ func (i *ids) next() uint64 {
 // edge. (actors' BenchmarkApplyOp runs the same tree as the acker task drives it.)
 func runTree(t *Tracker, g *ids, edges int) {
 	root := g.next()
-	t.Track(root, 1)
+	t.Track(root, 1, 0)
 	var es [8]uint64
 	for i := 0; i < edges; i++ {
 		es[i] = g.next()
@@ -47,7 +47,7 @@ func BenchmarkTree(b *testing.B) {
 			t := New(1 << 20)
 			g := ids(1)
 			for i := 0; i < bc.open; i++ {
-				t.Track(g.next(), 1)
+				t.Track(g.next(), 1, 0)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -67,7 +67,7 @@ func BenchmarkOp(b *testing.B) {
 		roots := make([]uint64, open)
 		for i := range roots {
 			roots[i] = g.next()
-			t.Track(roots[i], 1)
+			t.Track(roots[i], 1, 0)
 		}
 		return t, roots
 	}
@@ -76,7 +76,7 @@ func BenchmarkOp(b *testing.B) {
 		g := ids(1)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			t.Track(g.next(), 1)
+			t.Track(g.next(), 1, 0)
 		}
 	})
 	b.Run("anchor", func(b *testing.B) {
@@ -108,7 +108,7 @@ func BenchmarkRotate(b *testing.B) {
 		if i%1024 == 0 {
 			t.Rotate(onExpire)
 		}
-		t.Track(g.next(), 1)
+		t.Track(g.next(), 1, 0)
 	}
 	b.StopTimer()
 	for j := 0; j < buckets; j++ {

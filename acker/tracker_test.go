@@ -24,7 +24,7 @@ type op struct {
 func apply(tr *Tracker, o op) (outcome string, spout int) {
 	switch o.kind {
 	case "track":
-		if !tr.Track(o.root, spoutTask) {
+		if !tr.Track(o.root, spoutTask, 0) {
 			return "refused", spoutTask
 		}
 	case "anchor":
@@ -125,7 +125,7 @@ func TestTrackerReferenceTables(t *testing.T) {
 
 func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
 	tr := New(16)
-	tr.Track(1, spoutTask)
+	tr.Track(1, spoutTask, 0)
 	tr.Anchor(1, 100)
 	var expired []uint64
 	onExpire := func(root uint64, spout int) {
@@ -143,7 +143,7 @@ func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
 			t.Fatalf("tick %d: tree closed", tick)
 		}
 	}
-	tr.Track(2, spoutTask) // newer tree, must survive the next tick
+	tr.Track(2, spoutTask, 0) // newer tree, must survive the next tick
 	tr.Rotate(onExpire)
 	if len(expired) != 1 || expired[0] != 1 {
 		t.Fatalf("tick %d expired %v, want [1]", buckets, expired)
@@ -159,7 +159,7 @@ func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
 
 func TestTrackerOlderbucketsStillTrack(t *testing.T) {
 	tr := New(16)
-	tr.Track(1, spoutTask)
+	tr.Track(1, spoutTask, 0)
 	tr.Anchor(1, 100)
 	tr.Rotate(func(uint64, int) { t.Fatal("nothing should expire") })
 	tr.Anchor(1, 200) // the tree now sits in an older bucket
@@ -189,7 +189,7 @@ func TestTrackerCapacity(t *testing.T) {
 		t.Fatal("anchoring a refused tree changed something")
 	}
 	tr.Fail(1)
-	if !tr.Track(3, spoutTask) {
+	if !tr.Track(3, spoutTask, 0) {
 		t.Fatal("tree refused after a slot was freed by Fail")
 	}
 	tr.Rotate(func(uint64, int) {})
@@ -198,7 +198,7 @@ func TestTrackerCapacity(t *testing.T) {
 	if tr.open != 0 {
 		t.Fatalf("Open() = %d after expiry, want 0", tr.open)
 	}
-	if !tr.Track(4, spoutTask) {
+	if !tr.Track(4, spoutTask, 0) {
 		t.Fatal("tree refused after expiry freed the tracker")
 	}
 }
@@ -214,7 +214,7 @@ func TestExpiryBounds(t *testing.T) {
 		for _, off := range offsets {
 			start := time.Duration(phase)*period + off // ticks at period, 2·period, ...; Track lands after a tick at the same instant
 			tr := New(4)
-			tr.Track(1, spoutTask)
+			tr.Track(1, spoutTask, 0)
 			var expiredAt time.Duration
 			for tick := time.Duration(phase + 1); expiredAt == 0; tick++ {
 				tr.Rotate(func(uint64, int) { expiredAt = tick * period })
@@ -244,7 +244,7 @@ func TestTrackerModel(t *testing.T) {
 		}
 		for i := 0; i < 20; i++ {
 			root := nextID()
-			tr.Track(root, spoutTask)
+			tr.Track(root, spoutTask, 0)
 			trees[root] = &tree{}
 		}
 		for len(trees) > 0 {
@@ -278,5 +278,46 @@ func TestTrackerModel(t *testing.T) {
 		if tr.open != 0 {
 			t.Fatalf("seed %d: Open() = %d, want 0", seed, tr.open)
 		}
+	}
+}
+
+// TestTrackerTrackWithEdges: a tree opened with its first edges XORed in
+// completes when those edges are acked, as if they had been anchored one by one.
+func TestTrackerTrackWithEdges(t *testing.T) {
+	tr := New(16)
+	if !tr.Track(1, spoutTask, 100^200) {
+		t.Fatal("Track refused below capacity")
+	}
+	if v, open := tr.Value(1); !open || v != 100^200 {
+		t.Fatalf("Value = (%d, %v), want (%d, true)", v, open, 100^200)
+	}
+	if _, done := tr.Ok(1, 100); done {
+		t.Fatal("complete with edge 200 still open")
+	}
+	if spout, done := tr.Ok(1, 200); !done || spout != spoutTask {
+		t.Fatalf("Ok = (%d, %v), want (%d, true)", spout, done, spoutTask)
+	}
+	if tr.open != 0 {
+		t.Fatalf("open = %d after the tree ended, want 0", tr.open)
+	}
+}
+
+// TestTrackerTrackTwiceCountsOnce: tracking a root that is open again restarts
+// it and still counts one open tree against the capacity.
+func TestTrackerTrackTwiceCountsOnce(t *testing.T) {
+	tr := New(1)
+	tr.Track(1, spoutTask, 100)
+	tr.Track(1, spoutTask, 0) // at capacity: refused, the tree stays as it was
+	if v, _ := tr.Value(1); v != 100 {
+		t.Fatalf("Value = %d, want 100", v)
+	}
+	tr2 := New(2)
+	tr2.Track(1, spoutTask, 100)
+	tr2.Track(1, spoutTask, 7)
+	if tr2.open != 1 {
+		t.Fatalf("open = %d after tracking one root twice, want 1", tr2.open)
+	}
+	if v, _ := tr2.Value(1); v != 7 {
+		t.Fatalf("Value = %d, want 7 (restarted)", v)
 	}
 }

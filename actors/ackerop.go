@@ -27,7 +27,8 @@ func (k opKind) String() string {
 	return "opKind(?)"
 }
 
-// ackerOp is one acker message. Spout is set for Track, Edge for Anchor and Ok.
+// ackerOp is one acker message. Spout is set for Track, Edge for Anchor and Ok,
+// and for a Track the XOR of edges anchored with it (0 when sent alone).
 type ackerOp struct {
 	Kind  opKind
 	Root  uint64
@@ -50,7 +51,7 @@ const (
 func applyOp(t *acker.Tracker, op ackerOp) (outcome, int) {
 	switch op.Kind {
 	case opTrack:
-		if !t.Track(op.Root, op.Spout) {
+		if !t.Track(op.Root, op.Spout, op.Edge) {
 			return refused, op.Spout
 		}
 	case opAnchor:

@@ -17,8 +17,9 @@ type ackerTask struct {
 	trace   tracer
 	log     *zap.Logger
 	stats   *taskStats
-	out     map[int]*feedback // by spout task
-	batch   int               // feedback entries per message
+	out     []*feedback // by spout task id, grown on demand
+	dirty   []int       // spout tasks with feedback in out
+	batch   int         // feedback entries per message
 	refused int               // trees refused since the last tick, logged once per tick
 	open    int64             // trees tracked and not ended, for the stats
 }
@@ -26,7 +27,15 @@ type ackerTask struct {
 func (a *ackerTask) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *ackerBatch:
-		for _, op := range m.ops {
+		ops, merge := m.ops, !a.trace.on() // traced, each op is its own step
+		for i := 0; i < len(ops); i++ {
+			op := ops[i]
+			// A spout emit's Track is followed by the Anchors of its edges:
+			// they open the tree together, one lookup instead of one per op.
+			for merge && op.Kind == opTrack && i+1 < len(ops) && ops[i+1].Kind == opAnchor && ops[i+1].Root == op.Root {
+				i++
+				op.Edge ^= ops[i].Edge
+			}
 			a.apply(op)
 		}
 		clear(m.ops)
@@ -98,19 +107,26 @@ func (a *ackerTask) nack(spout int, root uint64) {
 }
 
 func (a *ackerTask) feedback(spout int) *feedback {
+	if spout >= len(a.out) {
+		a.out = append(a.out, make([]*feedback, spout+1-len(a.out))...)
+	}
 	f := a.out[spout]
 	if f == nil {
 		f = feedbackPool.Get().(*feedback)
 		a.out[spout] = f
+		a.dirty = append(a.dirty, spout)
 	}
 	return f
 }
 
 func (a *ackerTask) flush() {
-	for spout, f := range a.out {
-		a.inc.boxes[spout].PostUserMessage(f)
-		delete(a.out, spout)
+	for _, spout := range a.dirty {
+		if f := a.out[spout]; f != nil {
+			a.out[spout] = nil
+			a.inc.boxes[spout].PostUserMessage(f)
+		}
 	}
+	a.dirty = a.dirty[:0]
 	a.stats.Pending.Store(a.open)
 }
 
@@ -118,7 +134,7 @@ func (a *ackerTask) flush() {
 // is never idle still answers promptly.
 func (a *ackerTask) flushIfFull(spout int, f *feedback) {
 	if len(f.acked)+len(f.nacked) >= a.batch {
-		delete(a.out, spout)
+		a.out[spout] = nil // stays in dirty: flush skips it
 		a.inc.boxes[spout].PostUserMessage(f)
 	}
 }

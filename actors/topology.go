@@ -207,7 +207,7 @@ func (t *Topology) producer(task routing.Task) actor.Producer {
 	if task.Component == nil {
 		capacity := inc.plan.Topology.Settings.AckerCapacity
 		return func() actor.Actor {
-			return &ackerTask{inc: inc, task: task, tracker: acker.New(capacity), trace: trace, log: log, stats: stats, out: map[int]*feedback{}, batch: inc.plan.Topology.Settings.BatchSize}
+			return &ackerTask{inc: inc, task: task, tracker: acker.New(capacity), trace: trace, log: log, stats: stats, batch: inc.plan.Topology.Settings.BatchSize}
 		}
 	}
 	batch := task.Component.Settings.BatchSize

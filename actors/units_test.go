@@ -110,7 +110,7 @@ func ackerHarness(capacity, batch int) (*ackerTask, *mailbox) {
 	spout := newMailbox(4)
 	spout.RegisterHandlers(&recorder{}, &manualDispatcher{})
 	inc := &incarnation{boxes: []*mailbox{nil, spout}}
-	return &ackerTask{inc: inc, tracker: acker.New(capacity), stats: newTaskStats(2), out: map[int]*feedback{}, batch: batch}, spout
+	return &ackerTask{inc: inc, tracker: acker.New(capacity), stats: newTaskStats(2), batch: batch}, spout
 }
 
 // posted returns the feedback messages posted to box.
@@ -186,8 +186,8 @@ func TestAckerFlushesAFullBatch(t *testing.T) {
 	if f := posted(box); len(f) != 1 || len(f[0].acked)+len(f[0].nacked) != 2 {
 		t.Fatalf("feedback %+v, want one message with the full batch", f)
 	}
-	if len(a.out) != 0 {
-		t.Errorf("the flushed batch is still held: %v", a.out)
+	if a.out[1] != nil {
+		t.Errorf("the flushed batch is still held: %+v", a.out[1])
 	}
 }
 
@@ -863,5 +863,37 @@ func TestShutdownOfAnIdleSystemDoesNotWait(t *testing.T) {
 	s.Shutdown()
 	if d := time.Since(start); d >= 900*time.Millisecond {
 		t.Errorf("Shutdown took %v with no task, want no wait for the children", d)
+	}
+}
+
+// TestAckerMergesATrackWithItsAnchors: a batch's Track followed by Anchors of
+// the same tree opens the tree with their XOR; an Anchor of another tree, or
+// one after another op, is applied on its own. The outcomes are those of
+// applying every op in turn.
+func TestAckerMergesATrackWithItsAnchors(t *testing.T) {
+	a, box := ackerHarness(10, 1)
+	batch := &ackerBatch{ops: []ackerOp{
+		{Kind: opTrack, Root: 1, Spout: 1},
+		{Kind: opAnchor, Root: 1, Edge: 0b0011},
+		{Kind: opAnchor, Root: 1, Edge: 0b0101},
+		{Kind: opTrack, Root: 2, Spout: 1},
+		{Kind: opAnchor, Root: 1, Edge: 0b1000}, // tree 1 again, after tree 2's Track
+		{Kind: opAnchor, Root: 2, Edge: 0b0001},
+	}}
+	a.Receive(message{msg: batch})
+	if v, open := a.tracker.Value(1); !open || v != 0b1110 {
+		t.Fatalf("tree 1 = (%b, %v), want (1110, open)", v, open)
+	}
+	if v, open := a.tracker.Value(2); !open || v != 0b0001 {
+		t.Fatalf("tree 2 = (%b, %v), want (1, open)", v, open)
+	}
+	if a.open != 2 {
+		t.Fatalf("open = %d, want 2", a.open)
+	}
+	for _, e := range []uint64{0b0011, 0b0101, 0b1000} {
+		a.apply(ackerOp{Kind: opOk, Root: 1, Edge: e})
+	}
+	if f := posted(box); len(f) != 1 || len(f[0].acked) != 1 || f[0].acked[0] != 1 {
+		t.Fatalf("feedback %+v, want tree 1 acked", f)
 	}
 }

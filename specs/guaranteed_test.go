@@ -122,7 +122,7 @@ func gpStep(op string, root, edge uint64, spout int, value uint64, outcome strin
 func gpApply(t *acker.Tracker, s AckerStep) (outcome string, spout int) {
 	switch s.Op {
 	case "Track":
-		if !t.Track(s.Root, s.Spout) {
+		if !t.Track(s.Root, s.Spout, 0) {
 			return "refused", s.Spout
 		}
 	case "Anchor":
@@ -546,12 +546,12 @@ var _ = Describe("Scenario E: bolt failure", Label("scenario-E"), func() {
 var _ = Describe("The acker", Label("acker"), func() {
 	It("expires a tree on the third rotation after it was tracked, never earlier", func() {
 		t := acker.New(16)
-		t.Track(1, 3)
+		t.Track(1, 3, 0)
 		t.Anchor(1, 100)
 		var expired []uint64
 		rotate := func() { t.Rotate(func(root uint64, spout int) { expired = append(expired, root) }) }
 		rotate()
-		t.Track(2, 3) // one rotation younger
+		t.Track(2, 3, 0) // one rotation younger
 		rotate()
 		t.Anchor(1, 200) // trees in older buckets still take edges
 		t.Ok(1, 100)
