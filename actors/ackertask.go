@@ -20,8 +20,8 @@ type ackerTask struct {
 	out     []*feedback // by spout task id, grown on demand
 	dirty   []int       // spout tasks with feedback in out
 	batch   int         // feedback entries per message
-	refused int               // trees refused since the last tick, logged once per tick
-	open    int64             // trees tracked and not ended, for the stats
+	refused int         // trees refused since the last tick, logged once per tick
+	open    int64       // trees tracked and not ended, for the stats
 }
 
 func (a *ackerTask) Receive(ctx actor.Context) {
