@@ -58,7 +58,7 @@ func parseFlags() config {
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file")
 	flag.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile to this file at the end")
 	flag.DurationVar(&c.soak, "soak", 0, "run the soak instead of the table: one case at full speed for this long, checking heap flatness")
-	flag.StringVar(&c.soakCase, "soak-case", "acked", "soak case: acked or unacked (goshelter spout->bolt->null) or wordcount")
+	flag.StringVar(&c.soakCase, "soak-case", "acked", "soak case: acked or unacked (goshelter spout->bolt->null), acked-null or unacked-null (spout->null), or wordcount")
 	flag.DurationVar(&c.spoutWait, "spout-wait", defaultSpoutWait, "how long a paced spout sleeps when ahead of its rate, in every system")
 	flag.Float64Var(&c.load, "load", 0.5, "the paced runs' rate as a fraction of the full-speed rate")
 	flag.BoolVar(&c.markdown, "markdown", false, "print the table as Markdown (for docs/BENCHMARKS.md)")

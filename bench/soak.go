@@ -23,10 +23,14 @@ func soak(c config) int {
 	case "acked":
 	case "unacked":
 		s.acked = false
+	case "acked-null":
+		s.shape = oneHop
+	case "unacked-null":
+		s.shape, s.acked = oneHop, false
 	case "wordcount":
 		s.shape = wordCount
 	default:
-		fmt.Fprintf(os.Stderr, "bad -soak-case %q: want acked, unacked or wordcount\n", c.soakCase)
+		fmt.Fprintf(os.Stderr, "bad -soak-case %q: want acked, unacked, acked-null, unacked-null or wordcount\n", c.soakCase)
 		return 2
 	}
 	s.probe = &probe{}
