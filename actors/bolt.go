@@ -24,7 +24,9 @@ type boltTask struct {
 	trace    tracer
 	log      *zap.Logger
 	stats    *taskStats
-	input    *dsl.Tuple     // the input being executed (in its batch), or nil
+	in       dsl.Tuple      // the input being executed, loaded from its batch
+	input    *dsl.Tuple     // &in while an input is executed, else nil
+	sysBatch tupleBatch     // carries tick and lifecycle tuples
 	current  [1]dsl.TupleID // scratch: input's id as an anchor list, filled on emit
 	consumed int64          // executed since the last flush, for the drain gauge
 	tick     dsl.Tick       // the value of this bolt's tick tuples
@@ -39,8 +41,8 @@ type boltTask struct {
 func (b *boltTask) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *tupleBatch:
-		b.executeAll(m.tuples)
-		b.consumed += int64(len(m.tuples))
+		b.executeAll(m)
+		b.consumed += int64(m.len())
 		putBatch(m)
 	case idle:
 		b.out.flush()
@@ -53,7 +55,7 @@ func (b *boltTask) Receive(ctx actor.Context) {
 	case tick:
 		t := b.tick
 		t.Time = b.inc.clock.Now()
-		b.executeAll([]dsl.Tuple{{Value: t, Source: systemComponent, Task: systemTaskID}})
+		b.system(t)
 	case *actor.Started:
 		info, cancel := b.inc.taskInfo(b.task)
 		b.cancel = cancel
@@ -113,22 +115,27 @@ func closeImpl(impl any, log *zap.Logger) {
 	}
 }
 
-// system delivers an activation or deactivation tuple.
+// system delivers a tick, activation or deactivation tuple (none for a nil v).
 func (b *boltTask) system(v any) {
-	if v != nil {
-		b.executeAll([]dsl.Tuple{{Value: v, Source: systemComponent, Task: systemTaskID}})
+	if v == nil {
+		return
 	}
+	s := &b.sysBatch
+	s.source, s.task = systemComponent, systemTaskID
+	s.values, s.streams = append(s.values[:0], v), append(s.streams[:0], nil)
+	b.executeAll(s)
+	s.values[0] = nil
 }
 
 // executeAll executes inputs that left the mailbox together, reading the clock
 // once before and once after them all.
-func (b *boltTask) executeAll(tuples []dsl.Tuple) {
+func (b *boltTask) executeAll(batch *tupleBatch) {
 	start := time.Now()
 	b.began = b.inc.flushEpoch.Load()
-	for i := 0; i < len(tuples); {
-		i = b.executeFrom(tuples, i, start)
+	for i := 0; i < batch.len(); {
+		i = b.executeFrom(batch, i, start)
 	}
-	elapsed, n := time.Since(start), int64(len(tuples))
+	elapsed, n := time.Since(start), int64(batch.len())
 	b.stats.Executed.Add(n)
 	b.stats.ExecuteNanos.Add(int64(elapsed))
 	if n > 0 {
@@ -136,15 +143,15 @@ func (b *boltTask) executeAll(tuples []dsl.Tuple) {
 	}
 }
 
-// executeFrom executes tuples[i:] and returns how far it got: all of them, or up to
+// executeFrom executes batch's tuples from i and returns how far it got: all of them, or up to
 // and including one whose user code panicked. It is the one place user bolt code
 // runs, and its recover is the one boundary for it: a panic fails that input only.
 // Recovering here rather than per tuple keeps the defer off the per-tuple path.
-func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (next int) {
+func (b *boltTask) executeFrom(batch *tupleBatch, i int, received time.Time) (next int) {
 	next = i
 	defer func() {
 		if r := recover(); r != nil {
-			t := tuples[next]
+			t := b.in // the input whose code panicked
 			b.Fail(t)
 			b.lat.end()
 			b.input = nil
@@ -154,8 +161,9 @@ func (b *boltTask) executeFrom(tuples []dsl.Tuple, i int, received time.Time) (n
 			next++
 		}
 	}()
-	for ; next < len(tuples); next++ {
-		b.execute(&tuples[next], received)
+	for ; next < batch.len(); next++ {
+		batch.load(next, &b.in)
+		b.execute(&b.in, received)
 		if epoch := b.inc.flushEpoch.Load(); epoch != b.began {
 			// Slow inputs: what the earlier ones emitted has waited a flush
 			// interval already.

@@ -17,7 +17,7 @@ type countingInvoker struct {
 func (c *countingInvoker) InvokeSystemMessage(any) {}
 func (c *countingInvoker) InvokeUserMessage(m any) {
 	if b, ok := m.(*tupleBatch); ok {
-		c.n += len(b.tuples) + 1
+		c.n += b.len() + 1
 		if c.n >= c.want {
 			close(c.done)
 		}

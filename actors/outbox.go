@@ -56,8 +56,8 @@ func (o *outbox) Deliver(task int, t *dsl.Tuple) {
 		o.data[task] = b
 		o.dirty = append(o.dirty, task)
 	}
-	b.tuples = append(b.tuples, *t)
-	if len(b.tuples) >= o.batchSize {
+	b.add(t)
+	if b.len() >= o.batchSize {
 		if o.holding {
 			o.filled = true
 			return
@@ -92,7 +92,7 @@ func (o *outbox) releaseFilled() {
 	o.filled = false
 	o.flushAcks()
 	for _, task := range o.dirty {
-		if b := o.data[task]; b != nil && len(b.tuples) >= o.batchSize {
+		if b := o.data[task]; b != nil && b.len() >= o.batchSize {
 			o.flushTo(task)
 		}
 	}
@@ -152,11 +152,11 @@ func (o *outbox) flushAcks() {
 // flushTo sends task's data batch, parking while its ring is full.
 func (o *outbox) flushTo(task int) {
 	b := o.data[task]
-	if b == nil || len(b.tuples) == 0 {
+	if b == nil || b.len() == 0 {
 		return
 	}
 	o.data[task] = nil
-	n := int64(len(b.tuples))
+	n := int64(b.len())
 	o.inc.gauge.add(n)
 	o.sent[task].Add(n) // before the receiver can see them
 	if !o.inc.boxes[task].putData(b) {

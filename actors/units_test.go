@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +199,15 @@ type boltImpl func(in dsl.Tuple, c dsl.Collector) error
 
 func (f boltImpl) Execute(in *dsl.Tuple, c dsl.Collector) error { return f(*in, c) }
 
+// batchOf is a batch of tuples, as an outbox would send it.
+func batchOf(tuples ...dsl.Tuple) *tupleBatch {
+	b := &tupleBatch{}
+	for i := range tuples {
+		b.add(&tuples[i])
+	}
+	return b
+}
+
 func boltHarness(impl boltImpl) (*boltTask, *observer.ObservedLogs) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	return &boltTask{inc: &incarnation{}, impl: impl, stats: newTaskStats(1), log: zap.New(core)}, logs
@@ -214,7 +224,7 @@ func TestAPanicFailsOnlyItsInput(t *testing.T) {
 		}
 		return nil
 	})
-	b.executeAll([]dsl.Tuple{{Value: 1, Source: "a"}, {Value: 2, Source: "b"}, {Value: 3, Source: "c"}})
+	b.executeAll(batchOf(dsl.Tuple{Value: 1, Stream: &dsl.Stream{Name: "a"}}, dsl.Tuple{Value: 2, Stream: &dsl.Stream{Name: "b"}}, dsl.Tuple{Value: 3, Stream: &dsl.Stream{Name: "c"}}))
 	if len(executed) != 3 || executed[2] != 3 {
 		t.Fatalf("executed %v, want 1, 2, 3", executed)
 	}
@@ -237,7 +247,7 @@ func TestOnlyTrackedInputsAnchor(t *testing.T) {
 		return nil
 	})
 	tracked := dsl.TupleID{Root: 1, Edge: 2}
-	b.executeAll([]dsl.Tuple{{Value: 1}, {Value: 2, ID: tracked}})
+	b.executeAll(batchOf(dsl.Tuple{Value: 1}, dsl.Tuple{Value: 2, ID: tracked}))
 	if len(anchors) != 2 || anchors[0] != nil || len(anchors[1]) != 1 || anchors[1][0].Root != 1 || anchors[1][0].Edge != 2 {
 		t.Errorf("anchors %v, want none for the untracked input and its id for the tracked one", anchors)
 	}
@@ -251,14 +261,14 @@ func TestOnlyTrackedInputsAnchor(t *testing.T) {
 // With no flush beat moving, nothing is flushed (the harness has no outbox).
 func TestExecuteHistogramCountsEachInputAtTheMean(t *testing.T) {
 	b, _ := boltHarness(func(dsl.Tuple, dsl.Collector) error { return nil })
-	b.executeAll(nil)
+	b.executeAll(batchOf())
 	if h := b.stats.executeHist.load(); h != nil {
 		t.Fatalf("an empty batch counted %v", h)
 	}
 	const n = 1000
 	tuples := make([]dsl.Tuple, n)
 	start := time.Now()
-	b.executeAll(tuples)
+	b.executeAll(batchOf(tuples...))
 	total := time.Since(start)
 	h := b.stats.executeHist.load()
 	var count int64
@@ -455,8 +465,8 @@ func TestOutboxFlushesAFullAckerBatch(t *testing.T) {
 }
 
 func TestGetBatchHasRoomForSize(t *testing.T) {
-	if b := getBatch(1 << 16); cap(b.tuples) < 1<<16 || len(b.tuples) != 0 {
-		t.Errorf("batch of len %d, cap %d; want empty with room for 65536", len(b.tuples), cap(b.tuples))
+	if b := getBatch(1 << 16); cap(b.values) < 1<<16 || b.len() != 0 {
+		t.Errorf("batch of len %d, cap %d; want empty with room for 65536", b.len(), cap(b.values))
 	}
 }
 
@@ -896,4 +906,39 @@ func TestAckerMergesATrackWithItsAnchors(t *testing.T) {
 	if f := posted(box); len(f) != 1 || len(f[0].acked) != 1 || f[0].acked[0] != 1 {
 		t.Fatalf("feedback %+v, want tree 1 acked", f)
 	}
+}
+
+// TestTupleBatchRoundTrip: a batch gives back every tuple as it was added: the
+// emitter once per batch, ids only from the first tracked tuple on (the earlier
+// ones load untracked), and a recycled batch forgets them.
+func TestTupleBatchRoundTrip(t *testing.T) {
+	s1, s2 := &dsl.Stream{Name: "s1"}, &dsl.Stream{Name: "s2"}
+	in := []dsl.Tuple{
+		{Value: 1, Stream: s1, Source: "split", Task: 4},
+		{Value: "two", Stream: s2, Source: "split", Task: 4, ID: dsl.TupleID{Root: 7, Edge: 9, Roots: []uint64{8}}},
+		{Value: 3.0, Stream: s1, Source: "split", Task: 4},
+	}
+	b := getBatch(8)
+	for i := range in {
+		b.add(&in[i])
+	}
+	if b.len() != len(in) {
+		t.Fatalf("len %d, want %d", b.len(), len(in))
+	}
+	for i := range in {
+		got := dsl.Tuple{ID: dsl.TupleID{Root: 99}} // load overwrites everything
+		b.load(i, &got)
+		if !reflect.DeepEqual(got, in[i]) {
+			t.Errorf("tuple %d = %+v, want %+v", i, got, in[i])
+		}
+	}
+	putBatch(b)
+	b = getBatch(8)
+	b.add(&in[0])
+	var got dsl.Tuple
+	b.load(0, &got)
+	if got.ID.Root != 0 || got.ID.Edge != 0 || got.ID.Roots != nil || b.tracked {
+		t.Errorf("a recycled batch loads id %+v (tracked %v), want none", got.ID, b.tracked)
+	}
+	putBatch(b)
 }
