@@ -37,7 +37,7 @@ type Router struct {
 	ids     ids.Source
 	tracks  bool // the topology has ackers
 	streams []streamOut
-	last    int // index of the last stream emitted, checked first
+	last    *streamOut // the last stream emitted, checked first (nil before any)
 	// header is the tuple being delivered: the sink copies it, so one header
 	// serves every emit (a local one would escape through the Sink interface
 	// and cost an allocation per tuple).
@@ -113,13 +113,13 @@ func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 // stream finds the stream of tuple's type.
 func (r *Router) stream(tuple any) (*streamOut, error) {
 	typ := typeWord(tuple)
-	if r.last < len(r.streams) && r.streams[r.last].typ == typ {
-		return &r.streams[r.last], nil
+	if r.last != nil && r.last.typ == typ {
+		return r.last, nil
 	}
 	for i := range r.streams {
 		if r.streams[i].typ == typ {
-			r.last = i
-			return &r.streams[i], nil
+			r.last = &r.streams[i]
+			return r.last, nil
 		}
 	}
 	if len(r.streams) == 0 {
@@ -166,7 +166,8 @@ func (r *Router) EmitSpout(tuple any, tracked bool, direct int) (root uint64, er
 		return root, nil
 	}
 	// No user code runs below: no recover on the per-tuple path.
-	r.route(s, tuple, dsl.TupleID{Root: root}, direct)
+	roots := dsl.TupleID{Root: root}
+	r.route(s, tuple, &roots, direct)
 	return root, nil
 }
 
@@ -178,7 +179,8 @@ func (r *Router) routeGuarded(s *streamOut, tuple any, root uint64, direct int) 
 			err = &component.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Reason: fmt.Sprintf("a grouping key function panicked: %v", p)}
 		}
 	}()
-	r.route(s, tuple, dsl.TupleID{Root: root}, direct)
+	roots := dsl.TupleID{Root: root}
+	r.route(s, tuple, &roots, direct)
 	return nil
 }
 
@@ -224,11 +226,11 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 			return err
 		}
 	}
-	if len(anchors) == 0 { // unanchored: no trees to merge
-		r.route(s, tuple, dsl.TupleID{}, direct)
-		return nil
+	var roots dsl.TupleID // unanchored: no trees to merge
+	if len(anchors) != 0 {
+		roots = rootsOf(anchors)
 	}
-	r.route(s, tuple, rootsOf(anchors), direct)
+	r.route(s, tuple, &roots, direct)
 	return nil
 }
 
@@ -237,7 +239,7 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 // before the tuple is delivered. The tuple header is built once per emit and
 // the grouping applied inline, with no closure per distributor: this is the
 // per-tuple path.
-func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
+func (r *Router) route(s *streamOut, tuple any, roots *dsl.TupleID, direct int) {
 	t := &r.header // field by field: a struct literal would be copied in with a bulk write barrier
 	t.Value, t.Stream = tuple, s.stream
 	for i := range s.dists {
@@ -276,9 +278,9 @@ func (r *Router) route(s *streamOut, tuple any, roots dsl.TupleID, direct int) {
 // deliver hands t to task, first giving it a fresh edge anchored in every tree
 // of roots when the delivery is anchored (else no id: t may carry the previous
 // delivery's).
-func (r *Router) deliver(task int, t *dsl.Tuple, roots dsl.TupleID, anchored bool) {
+func (r *Router) deliver(task int, t *dsl.Tuple, roots *dsl.TupleID, anchored bool) {
 	if anchored {
-		t.ID = roots
+		t.ID = *roots
 		t.ID.Edge = r.ids.Next()
 		r.anchorAll(roots, t.ID.Edge)
 	} else {
@@ -308,7 +310,7 @@ func (r *Router) directTarget(s *streamOut, task int) bool {
 	return false
 }
 
-func (r *Router) anchorAll(id dsl.TupleID, edge uint64) {
+func (r *Router) anchorAll(id *dsl.TupleID, edge uint64) {
 	r.sink.Anchor(id.Root, edge)
 	for _, root := range id.Roots {
 		r.sink.Anchor(root, edge)
