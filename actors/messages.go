@@ -32,13 +32,17 @@ func (b *tupleBatch) add(t *dsl.Tuple) {
 	}
 	b.values = append(b.values, t.Value)
 	b.streams = append(b.streams, t.Stream)
-	if b.tracked || t.ID.Edge != 0 || t.ID.Root != 0 || len(t.ID.Roots) != 0 {
-		if !b.tracked { // the first tracked tuple: the earlier ones had none
-			b.tracked = true
-			b.ids = append(b.ids[:0], make([]dsl.TupleID, len(b.values)-1)...)
-		}
-		b.ids = append(b.ids, t.ID)
+	if b.tracked || t.ID.Edge != 0 { // a zero Edge: untracked, no id to keep
+		b.addID(&t.ID)
 	}
+}
+
+func (b *tupleBatch) addID(id *dsl.TupleID) {
+	if !b.tracked { // the first tracked tuple: the earlier ones had none
+		b.tracked = true
+		b.ids = append(b.ids[:0], make([]dsl.TupleID, len(b.values)-1)...)
+	}
+	b.ids = append(b.ids, *id)
 }
 
 // load fills t with tuple i, header included.
