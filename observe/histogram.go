@@ -40,9 +40,9 @@ func newLatencyHistograms(stats func() supervision.Stats) *latencyHistograms {
 		execute: prometheus.NewDesc(histExecute,
 			"Time a bolt spends executing an input; the inputs of a batch count at the batch's mean.", labels, nil),
 		process: prometheus.NewDesc(histProcess,
-			"Time from a bolt taking an input from its mailbox to acking it (sampled, one input in 13).", labels, nil),
+			"Time from a bolt taking an input from its mailbox to acking it (sampled, one input in 31).", labels, nil),
 		complete: prometheus.NewDesc(histComplete,
-			"Time from a spout's emit to its tree's ack (sampled, one tree in 13).", labels, nil),
+			"Time from a spout's emit to its tree's ack (sampled, one tree in 31).", labels, nil),
 	}
 }
 

@@ -29,7 +29,7 @@ type Stats struct {
 // TaskStats are a task's counters, or a component's sums over its tasks.
 //
 // Durations are wall-clock time. Latencies are means over samples: process and
-// complete latencies are sampled on one input or tree in 13, execute time is
+// complete latencies are sampled on one input or tree in 31, execute time is
 // measured per batch of inputs.
 type TaskStats struct {
 	Component   string
