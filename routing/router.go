@@ -95,10 +95,9 @@ func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 			for j, rt := range p.routes[task.Component.Index][i] {
 				kind := groupings[rt.edge.Grouping.Kind]
 				anchored := rt.edge.Anchored || task.Component.Spout != nil
-				next := 0 // where the round robin starts: spread over the emitting tasks
-				if n := len(rt.tasks); n > 0 {
-					next = (task.Index + j) % n
-				}
+				// Where the round robin starts: spread over the emitting tasks
+				// (every component has at least one task).
+				next := (task.Index + j) % len(rt.tasks)
 				out.dists = append(out.dists, distributor{route: rt, kind: kind, next: next, anchored: anchored})
 				out.direct = kind == byEmitter
 				out.tracked = out.tracked || anchored

@@ -30,11 +30,16 @@ type call struct {
 	Value      any
 }
 
-// recordingSink is a fake routing.Sink that records every call in order.
-type recordingSink struct{ calls []call }
+// recordingSink is a fake routing.Sink that records every call in order, and
+// a copy of every tuple delivered.
+type recordingSink struct {
+	calls  []call
+	tuples []dsl.Tuple
+}
 
 func (s *recordingSink) Deliver(task int, t *dsl.Tuple) {
 	s.calls = append(s.calls, call{Kind: "deliver", Task: task, ID: t.ID, Value: t.Value})
+	s.tuples = append(s.tuples, *t)
 }
 
 func (s *recordingSink) Track(root uint64, spoutTask int) {
@@ -400,5 +405,101 @@ func TestNoSubscriberMeansNothingDeliveredOrTracked(t *testing.T) {
 	}
 	if len(s.calls)+len(bs.calls) != 0 {
 		t.Errorf("sink calls for a stream nobody subscribes to: %+v %+v", s.calls, bs.calls)
+	}
+}
+
+// TestDeliveredTuplesNameTheirEmitterAndStream: the header a sink copies
+// carries the emitting component and task and the tuple's stream, whichever
+// stream was emitted last (the router looks the last one up first).
+func TestDeliveredTuplesNameTheirEmitterAndStream(t *testing.T) {
+	p := compile(t, nil, func(b *dsl.Builder) {
+		relay := b.Bolt("relay", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }), dsl.Parallelism(2))
+		b.Anchored(b.Spout("src", unreliable[num]()), relay, dsl.Shuffle[num]())
+		b.Anchored(relay, b.Bolt("nums", sink[num]()), dsl.Shuffle[num]())
+		b.Anchored(relay, b.Bolt("words", sink[word]()), dsl.Shuffle[word]())
+	})
+	r, s := routerOf(p, "relay", 1)
+	emitter := tasksOf(p, "relay")[1]
+	emits := []any{num{1}, word{"a"}, word{"b"}, num{2}}
+	for _, v := range emits {
+		if err := r.Emit(v, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[reflect.Type]string{reflect.TypeFor[num](): "nums", reflect.TypeFor[word](): "words"}
+	if len(s.tuples) != len(emits) {
+		t.Fatalf("%d tuples delivered, want %d", len(s.tuples), len(emits))
+	}
+	for i, tu := range s.tuples {
+		if tu.Source != "relay" || tu.Task != emitter {
+			t.Errorf("tuple %d from %s#%d, want relay#%d", i, tu.Source, tu.Task, emitter)
+		}
+		if tu.Stream == nil || tu.Stream.Type != reflect.TypeOf(emits[i]) || tu.Value != emits[i] {
+			t.Errorf("tuple %d = %+v on stream %v, want %v on %T's stream", i, tu.Value, tu.Stream, emits[i], emits[i])
+		}
+		if got := s.calls[i].Task; got != tasksOf(p, want[reflect.TypeOf(emits[i])])[0] {
+			t.Errorf("tuple %d went to task %d, want %s's", i, got, want[reflect.TypeOf(emits[i])])
+		}
+	}
+}
+
+// TestShuffleStartsWhereTheEmittingTaskIndexPoints: emitting tasks of one
+// component start their round robin at different targets (index+1), so that
+// a few tuples each do not all land on the first task.
+func TestShuffleStartsWhereTheEmittingTaskIndexPoints(t *testing.T) {
+	p := compile(t, nil, func(b *dsl.Builder) {
+		src := b.Spout("src", unreliable[word](), dsl.Parallelism(3))
+		b.Anchored(src, b.Bolt("dst", sink[word](), dsl.Parallelism(4)), dsl.Shuffle[word]())
+		b.Anchored(src, b.Bolt("three", sink[word](), dsl.Parallelism(3)), dsl.Shuffle[word]())
+	})
+	dst, three := tasksOf(p, "dst"), tasksOf(p, "three")
+	for index := 0; index < 3; index++ {
+		r, s := routerOf(p, "src", index)
+		for range 2 {
+			if _, err := r.EmitSpout(word{"x"}, false, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// dst is the first subscription (j=0), three the second (j=1).
+		want := []int{dst[(index+1)%4], three[(index+2)%3], dst[(index+2)%4], three[(index+3)%3]}
+		if got := s.deliveries(); !reflect.DeepEqual(got, want) {
+			t.Errorf("task index %d delivered to %v, want %v", index, got, want)
+		}
+	}
+}
+
+// TestAPanickingKeyFailsTheSpoutTuplesTree: a grouping key that panics is user
+// code: the spout emit returns an error naming the stream and fails the tree
+// it tracked (once, with the same root); a key that does not panic opens and
+// fails nothing.
+func TestAPanickingKeyFailsTheSpoutTuplesTree(t *testing.T) {
+	p := compile(t, nil, func(b *dsl.Builder) {
+		b.Anchored(b.Spout("src", reliable[word]()), b.Bolt("dst", sink[word](), dsl.Parallelism(2)),
+			dsl.Fields(func(w word) string {
+				if w.W == "" {
+					panic("no key")
+				}
+				return w.W
+			}, "W"))
+	})
+	r, s := routerOf(p, "src", 0)
+	root, err := r.EmitSpout(word{"ok"}, true, 0)
+	if err != nil || root == 0 {
+		t.Fatalf("EmitSpout = %d, %v; want a tree and no error", root, err)
+	}
+	for _, c := range s.calls {
+		if c.Kind == "fail" {
+			t.Fatalf("a routed tuple failed its tree: %+v", s.calls)
+		}
+	}
+	s.calls = nil
+	root, err = r.EmitSpout(word{""}, true, 0)
+	var emitErr *component.EmitError
+	if !errors.As(err, &emitErr) || !strings.Contains(emitErr.Reason, "no key") || emitErr.Stream != "word" {
+		t.Fatalf("EmitSpout error = %v, want an EmitError on stream word with the panic", err)
+	}
+	want := []call{{Kind: "track", Root: root, Task: tasksOf(p, "src")[0]}, {Kind: "fail", Root: root}}
+	if root == 0 || !reflect.DeepEqual(s.calls, want) {
+		t.Errorf("root %d, sink calls %+v; want %+v", root, s.calls, want)
 	}
 }
