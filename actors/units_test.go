@@ -17,6 +17,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/routing"
 )
 
@@ -941,4 +942,86 @@ func TestTupleBatchRoundTrip(t *testing.T) {
 		t.Errorf("a recycled batch loads id %+v (tracked %v), want none", got.ID, b.tracked)
 	}
 	putBatch(b)
+}
+
+// TestBoltEmitsAreCountedOncePublished: a bolt counts its emits with a plain
+// add and publishes them to its stats at the end of the message.
+func TestBoltEmitsAreCountedOncePublished(t *testing.T) {
+	b := dsl.New("relay", nil)
+	relay := b.Bolt("relay", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }))
+	b.Unanchored(b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false })), relay, dsl.Shuffle[num]())
+	b.Unanchored(relay, b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
+	plan := routing.Compile(build(t, b))
+	inc := &incarnation{plan: plan, gauge: newGauge()}
+	for range len(plan.Tasks) + 1 {
+		box := newMailbox(8)
+		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
+		inc.boxes = append(inc.boxes, box)
+	}
+	task := plan.Tasks[plan.Topology.Component("relay").Tasks[0]-1]
+	stats := newTaskStats(len(inc.boxes))
+	out := newOutbox(inc, 64, stats)
+	bt := &boltTask{inc: inc, task: task, out: out, stats: stats, router: plan.NewRouter(task, out, ids.Sequence(1, 1))}
+	bt.Emit(num{1})
+	bt.Emit(num{2})
+	if n := stats.Emitted.Load(); n != 0 {
+		t.Fatalf("emitted %d before the message ended, want 0", n)
+	}
+	bt.publish()
+	if n := stats.Emitted.Load(); n != 2 {
+		t.Errorf("emitted %d, want 2", n)
+	}
+}
+
+// TestAckerMergesOnlyAnchorsIntoTheirTrack: a Track followed by a Fail of its
+// tree fails it at once (the Fail is not folded in); an Ok followed by an
+// Anchor of the same tree is applied in order (the Ok completes the tree
+// first); a Track that ends a batch opens its tree.
+func TestAckerMergesOnlyAnchorsIntoTheirTrack(t *testing.T) {
+	a, box := ackerHarness(10, 1)
+	a.Receive(message{msg: &ackerBatch{ops: []ackerOp{
+		{Kind: opTrack, Root: 1, Spout: 1},
+		{Kind: opFail, Root: 1},
+	}}})
+	if f := posted(box); len(f) != 1 || len(f[0].nacked) != 1 || f[0].nacked[0] != 1 {
+		t.Fatalf("feedback %+v, want tree 1 nacked at once", f)
+	}
+	a.Receive(message{msg: &ackerBatch{ops: []ackerOp{
+		{Kind: opTrack, Root: 2, Spout: 1},
+		{Kind: opAnchor, Root: 2, Edge: 5},
+	}}})
+	a.Receive(message{msg: &ackerBatch{ops: []ackerOp{
+		{Kind: opOk, Root: 2, Edge: 5},
+		{Kind: opAnchor, Root: 2, Edge: 7}, // too late: the tree is complete
+		{Kind: opTrack, Root: 3, Spout: 1},
+	}}})
+	if f := posted(box); len(f) != 1 || len(f[0].acked) != 1 || f[0].acked[0] != 2 {
+		t.Fatalf("feedback %+v, want tree 2 acked", f)
+	}
+	if _, open := a.tracker.Value(3); !open {
+		t.Error("the Track that ended a batch opened no tree")
+	}
+}
+
+// TestAckerFeedbackReachesEachSpout: feedback is kept per spout task, in a
+// table that grows for higher task ids.
+func TestAckerFeedbackReachesEachSpout(t *testing.T) {
+	var boxes []*mailbox
+	inc := &incarnation{boxes: []*mailbox{nil}}
+	for range 2 {
+		box := newMailbox(4)
+		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
+		boxes = append(boxes, box)
+		inc.boxes = append(inc.boxes, box)
+	}
+	a := &ackerTask{inc: inc, tracker: acker.New(10), stats: newTaskStats(3), batch: 1}
+	for spout := 1; spout <= 2; spout++ {
+		a.apply(ackerOp{Kind: opTrack, Root: uint64(spout), Spout: spout})
+		a.apply(ackerOp{Kind: opFail, Root: uint64(spout)})
+	}
+	for i, box := range boxes {
+		if f := posted(box); len(f) != 1 || len(f[0].nacked) != 1 || f[0].nacked[0] != uint64(i+1) {
+			t.Errorf("spout %d got %+v, want its tree nacked", i+1, f)
+		}
+	}
 }
