@@ -48,15 +48,13 @@ type SpoutTask interface {
 }
 
 // BoltTask is a running bolt instance. Execute acks or fails in through c,
-// now or later; the runtime fails in when Execute panics.
+// now or later; the runtime fails in when Execute panics. in is valid during
+// the call only (the runtime reuses it for the next input): a task that holds
+// an input keeps a copy.
 type BoltTask interface {
 	Execute(in *dsl.Tuple, c dsl.Collector) error
 }
 
-// Opener is implemented by spout tasks that emit outside Next (a shell spout's
-// child may emit while it handles activate, ack or fail). The runtime calls
-// Open once, after NewTask and before activation; e stays valid for the task's
-// life, on the task's goroutine only.
 // AutoAcker is a BoltTask that can leave the final ack of an input to its
 // caller: ExecuteAuto does what Execute does, except that where Execute would
 // end by acking in, it returns ack = true and the caller acks in itself. The
@@ -67,6 +65,10 @@ type AutoAcker interface {
 	ExecuteAuto(in *dsl.Tuple, c dsl.Collector) (ack bool, err error)
 }
 
+// Opener is implemented by spout tasks that emit outside Next (a shell spout's
+// child may emit while it handles activate, ack or fail). The runtime calls
+// Open once, after NewTask and before activation; e stays valid for the task's
+// life, on the task's goroutine only.
 type Opener interface {
 	Open(e SpoutEmitter)
 }
