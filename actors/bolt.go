@@ -135,6 +135,7 @@ func (b *boltTask) executeAll(batch *tupleBatch) {
 	for i := 0; i < batch.len(); {
 		i = b.executeFrom(batch, i, start)
 	}
+	b.in = dsl.Tuple{} // keeps no value alive until the next batch
 	elapsed, n := time.Since(start), int64(batch.len())
 	b.stats.Executed.Add(n)
 	b.stats.ExecuteNanos.Add(int64(elapsed))
