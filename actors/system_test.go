@@ -98,7 +98,7 @@ func (h *host) failure(t *testing.T) Failure {
 	}
 }
 
-func build(t *testing.T, b *dsl.Builder) *dsl.Topology {
+func build(t testing.TB, b *dsl.Builder) *dsl.Topology {
 	t.Helper()
 	topo, err := b.Build()
 	if err != nil {

@@ -1,0 +1,77 @@
+package actors
+
+import (
+	"testing"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/ids"
+	"github.com/goshelter/goshelter/routing"
+)
+
+// event is the benchmarks' tuple: pointer-shaped, so boxing it costs nothing
+// and the figures are the runtime's own.
+type event struct{ p *int }
+
+// pathHarness is an unreliable spout "src" -> bolt "sink" (one task each) whose
+// mailboxes nobody runs: the benchmarks drive one task by hand, on one
+// goroutine, and empty the other side's lane themselves.
+func pathHarness(b *testing.B) (*incarnation, routing.Task, routing.Task) {
+	x := 1
+	bl := dsl.New("path", nil)
+	src := bl.Spout("src", dsl.Unreliable(func() (event, bool) { return event{&x}, true }))
+	bl.Unanchored(src, bl.Bolt("sink", dsl.AutoAck(func(event, dsl.Emitter) error { return nil })), dsl.Shuffle[event]())
+	plan := routing.Compile(build(b, bl))
+	inc := &incarnation{plan: plan, gauge: newGauge()}
+	for range len(plan.Tasks) + 1 {
+		box := newMailbox(1 << 12)
+		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
+		inc.boxes = append(inc.boxes, box)
+	}
+	task := func(id string) routing.Task { return plan.Tasks[plan.Topology.Component(id).Tasks[0]-1] }
+	return inc, task("src"), task("sink")
+}
+
+// BenchmarkSpoutPath measures a spout's side of one tuple: Next through dsl's
+// unreliable task, the emit, routing and the batch append, the flush per burst.
+func BenchmarkSpoutPath(b *testing.B) {
+	inc, src, sink := pathHarness(b)
+	stats := newTaskStats(len(inc.boxes))
+	s := &spoutTask{inc: inc, task: src, box: inc.boxes[src.ID], stats: stats, active: true, max: 1 << 30}
+	s.out = newOutbox(inc, 64, stats)
+	s.impl = newSpoutTask(src.Component, dsl.TaskInfo{})
+	s.router = inc.plan.NewRouter(src, s.out, ids.Sequence(1, 1))
+	data, self := inc.boxes[sink.ID], inc.boxes[src.ID]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += 64 {
+		s.burst()
+		for len(data.data) > 0 { // the bolt's side: take the batches back
+			putBatch((<-data.data).(*tupleBatch))
+		}
+		self.control.pop() // the next burst it posted itself
+	}
+}
+
+// BenchmarkBoltPath measures a bolt's side of one tuple: loading it from its
+// batch, an auto-ack handler, the ack, for batches of 64 untracked tuples.
+func BenchmarkBoltPath(b *testing.B) {
+	inc, src, sink := pathHarness(b)
+	stats := newTaskStats(len(inc.boxes))
+	bt := &boltTask{inc: inc, task: sink, stats: stats}
+	bt.out = newOutbox(inc, 64, stats)
+	bt.impl = newBoltTask(sink.Component, dsl.TaskInfo{})
+	bt.auto, _ = bt.impl.(interface {
+		ExecuteAuto(*dsl.Tuple, dsl.Collector) (bool, error)
+	})
+	x := 1
+	batch := getBatch(64)
+	stream := inc.plan.Topology.Streams[0]
+	for range 64 {
+		batch.add(&dsl.Tuple{Value: event{&x}, Stream: stream, Source: "src", Task: src.ID})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += 64 {
+		bt.executeAll(batch)
+	}
+}
