@@ -12,20 +12,19 @@ import (
 // returns something else than the contract is a programming error of the
 // adapter that made it: the task fails, naming the component.
 func newSpoutTask(c *dsl.Component, info dsl.TaskInfo) component.SpoutTask {
-	impl := c.Spout.NewTask(info)
-	t, ok := impl.(component.SpoutTask)
-	if !ok {
-		panic(fmt.Errorf("spout %q: its spec made a %T, which is not a spout task", c.ID, impl))
-	}
-	return t
+	return contract[component.SpoutTask]("spout", c.ID, c.Spout.NewTask(info))
 }
 
 // newBoltTask is newSpoutTask for bolts.
 func newBoltTask(c *dsl.Component, info dsl.TaskInfo) component.BoltTask {
-	impl := c.Bolt.NewTask(info)
-	t, ok := impl.(component.BoltTask)
+	return contract[component.BoltTask]("bolt", c.ID, c.Bolt.NewTask(info))
+}
+
+// contract returns impl as the task contract T, or panics naming the component.
+func contract[T any](kind, id string, impl any) T {
+	t, ok := impl.(T)
 	if !ok {
-		panic(fmt.Errorf("bolt %q: its spec made a %T, which is not a bolt task", c.ID, impl))
+		panic(fmt.Errorf("%s %q: its spec made a %T, which is not a %s task", kind, id, impl, kind))
 	}
 	return t
 }

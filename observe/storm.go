@@ -273,6 +273,16 @@ func (a *stormAPI) request(w http.ResponseWriter, r *http.Request) (window strin
 	return "", false
 }
 
+// windows returns cur over Storm's two windows, the last ten minutes and all
+// time, and the one the request chose.
+func (a *stormAPI) windows(cur supervision.Stats, window string) (tenMin, allTime, chosen windowed) {
+	tenMin, allTime = a.hist.window(cur, windowTenMinutes), a.hist.window(cur, windowAllTime)
+	if window == windowTenMinutes {
+		return tenMin, allTime, tenMin
+	}
+	return tenMin, allTime, allTime
+}
+
 func (a *stormAPI) topology(w http.ResponseWriter, r *http.Request) {
 	window, ok := a.request(w, r)
 	if !ok {
@@ -280,11 +290,7 @@ func (a *stormAPI) topology(w http.ResponseWriter, r *http.Request) {
 	}
 	sys := r.URL.Query().Get("sys") == "1"
 	cur := a.stats()
-	tenMin, allTime := a.hist.window(cur, windowTenMinutes), a.hist.window(cur, windowAllTime)
-	chosen := allTime
-	if window == windowTenMinutes {
-		chosen = tenMin
-	}
+	tenMin, allTime, chosen := a.windows(cur, window)
 	t := stormTopology{
 		stormTopologySummary: a.topologySummary(cur),
 		MsgTimeout:           int64(a.topo.Settings.MessageTimeout.Seconds()),
@@ -396,11 +402,7 @@ func (a *stormAPI) component(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cur := a.stats()
-	tenMin, allTime := a.hist.window(cur, windowTenMinutes), a.hist.window(cur, windowAllTime)
-	chosen := allTime
-	if window == windowTenMinutes {
-		chosen = tenMin
-	}
+	tenMin, allTime, chosen := a.windows(cur, window)
 	c := stormComponent{
 		ID: id, EncodedID: url.PathEscape(id), Name: a.topo.Name, TopologyID: a.topologyID(),
 		EncodedTopologyID: url.PathEscape(a.topologyID()), TopologyStatus: status(cur), ComponentType: kind,

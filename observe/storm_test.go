@@ -310,3 +310,35 @@ func TestPrettyDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestStormWindowChoosesTheFigures: ?window=600 gives the per-component and
+// per-executor figures of the last ten minutes, the default those of all time
+// (the topology and component pages list both windows either way).
+func TestStormWindowChoosesTheFigures(t *testing.T) {
+	for _, tc := range []struct {
+		query   string
+		emitted float64 // the spout's, 400 per k: k=1 at 1 min, k=3 at 30 min
+	}{
+		{"", 1200},
+		{"?window=600", 800},
+	} {
+		srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(sampleStats(time.Minute, 1), sampleStats(30*time.Minute, 3))), defaultLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := "http://" + srv.Addr
+		getJSON(t, url+"/api/v1/topology/t", http.StatusOK) // the 1-minute snapshot enters the history
+		spout := byKey(t, getJSON(t, url+"/api/v1/topology/t"+tc.query, http.StatusOK)["spouts"], "spoutId", "src")
+		if spout["emitted"] != tc.emitted {
+			t.Errorf("topology%s: spout emitted %v, want %v", tc.query, spout["emitted"], tc.emitted)
+		}
+		page := getJSON(t, url+"/api/v1/topology/t/component/src"+tc.query, http.StatusOK)
+		execs := page["executorStats"].([]any)
+		if len(execs) != 1 || execs[0].(map[string]any)["emitted"] != tc.emitted {
+			t.Errorf("component%s: executorStats %v, want the spout's task with %v emitted", tc.query, execs, tc.emitted)
+		}
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
