@@ -17,8 +17,7 @@ type tupleBatch struct {
 	task    int
 	values  []any
 	streams []*dsl.Stream
-	ids     []dsl.TupleID // one per tuple while tracked, else unused
-	tracked bool
+	ids     []dsl.TupleID // empty until a tuple is tracked, then one per tuple
 }
 
 func (*tupleBatch) dataLane() {}
@@ -32,15 +31,14 @@ func (b *tupleBatch) add(t *dsl.Tuple) {
 	}
 	b.values = append(b.values, t.Value)
 	b.streams = append(b.streams, t.Stream)
-	if b.tracked || t.ID.Edge != 0 { // a zero Edge: untracked, no id to keep
+	if len(b.ids) != 0 || t.ID.Edge != 0 { // a zero Edge: untracked, no id to keep
 		b.addID(&t.ID)
 	}
 }
 
 func (b *tupleBatch) addID(id *dsl.TupleID) {
-	if !b.tracked { // the first tracked tuple: the earlier ones had none
-		b.tracked = true
-		b.ids = append(b.ids[:0], make([]dsl.TupleID, len(b.values)-1)...)
+	if len(b.ids) == 0 { // the first tracked tuple: the earlier ones had none
+		b.ids = append(b.ids, make([]dsl.TupleID, len(b.values)-1)...)
 	}
 	b.ids = append(b.ids, *id)
 }
@@ -48,7 +46,7 @@ func (b *tupleBatch) addID(id *dsl.TupleID) {
 // load fills t with tuple i, header included.
 func (b *tupleBatch) load(i int, t *dsl.Tuple) {
 	t.Value, t.Stream, t.Source, t.Task = b.values[i], b.streams[i], b.source, b.task
-	if b.tracked {
+	if len(b.ids) != 0 {
 		t.ID = b.ids[i]
 	} else {
 		t.ID = dsl.TupleID{}
@@ -69,10 +67,8 @@ func getBatch(size int) *tupleBatch {
 func putBatch(b *tupleBatch) {
 	clear(b.values) // drop references to values so they can be collected
 	b.values, b.streams = b.values[:0], b.streams[:0]
-	if b.tracked {
-		clear(b.ids) // and to other trees' root lists
-		b.ids, b.tracked = b.ids[:0], false
-	}
+	clear(b.ids) // and to other trees' root lists
+	b.ids = b.ids[:0]
 	batchPool.Put(b)
 }
 
