@@ -22,11 +22,7 @@ func pathHarness(b *testing.B) (*incarnation, routing.Task, routing.Task) {
 	bl.Unanchored(src, bl.Bolt("sink", dsl.AutoAck(func(event, dsl.Emitter) error { return nil })), dsl.Shuffle[event]())
 	plan := routing.Compile(build(b, bl))
 	inc := &incarnation{plan: plan, gauge: newGauge()}
-	for range len(plan.Tasks) + 1 {
-		box := newMailbox(1 << 12)
-		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
-		inc.boxes = append(inc.boxes, box)
-	}
+	inc.boxes = idleBoxes(len(plan.Tasks)+1, 1<<12)
 	task := func(id string) routing.Task { return plan.Tasks[plan.Topology.Component(id).Tasks[0]-1] }
 	return inc, task("src"), task("sink")
 }

@@ -107,12 +107,22 @@ func TestRefusedDataIsNotPending(t *testing.T) {
 
 // --- acker task ---------------------------------------------------------------
 
+// idleBoxes returns n mailboxes, slots each, that nobody runs: tests post to
+// them and read what arrived.
+func idleBoxes(n, slots int) []*mailbox {
+	boxes := make([]*mailbox, n)
+	for i := range boxes {
+		boxes[i] = newMailbox(slots)
+		boxes[i].RegisterHandlers(&recorder{}, &manualDispatcher{})
+	}
+	return boxes
+}
+
 // ackerHarness is an acker task whose spout (task 1) is a mailbox nobody runs.
 func ackerHarness(capacity, batch int) (*ackerTask, *mailbox) {
-	spout := newMailbox(4)
-	spout.RegisterHandlers(&recorder{}, &manualDispatcher{})
-	inc := &incarnation{boxes: []*mailbox{nil, spout}}
-	return &ackerTask{inc: inc, tracker: acker.New(capacity), stats: newTaskStats(2), batch: batch}, spout
+	boxes := idleBoxes(2, 4)
+	inc := &incarnation{boxes: boxes}
+	return &ackerTask{inc: inc, tracker: acker.New(capacity), stats: newTaskStats(2), batch: batch}, boxes[1]
 }
 
 // posted returns the feedback messages posted to box.
@@ -408,11 +418,7 @@ func outboxHarness(t *testing.T, batch int) (*outbox, *incarnation) {
 	b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }), dsl.Parallelism(2)), dsl.Shuffle[num]())
 	plan := routing.Compile(build(t, b))
 	inc := &incarnation{plan: plan, gauge: newGauge()}
-	for range len(plan.Tasks) + 1 {
-		box := newMailbox(8)
-		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
-		inc.boxes = append(inc.boxes, box)
-	}
+	inc.boxes = idleBoxes(len(plan.Tasks)+1, 8)
 	return newOutbox(inc, batch, newTaskStats(len(inc.boxes))), inc
 }
 
@@ -708,11 +714,7 @@ func TestRotationTicksReachAckersAndSpouts(t *testing.T) {
 	plan := routing.Compile(build(t, b))
 	clk := clock.NewManual(time.Unix(0, 0))
 	inc := &incarnation{plan: plan, clock: clk}
-	for range len(plan.Tasks) + 1 {
-		box := newMailbox(1)
-		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
-		inc.boxes = append(inc.boxes, box)
-	}
+	inc.boxes = idleBoxes(len(plan.Tasks)+1, 1)
 	s := &systemTask{inc: inc}
 	s.startTimers()
 	ticks := func() map[string]int32 {
@@ -953,11 +955,7 @@ func TestBoltEmitsAreCountedOncePublished(t *testing.T) {
 	b.Unanchored(relay, b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
 	plan := routing.Compile(build(t, b))
 	inc := &incarnation{plan: plan, gauge: newGauge()}
-	for range len(plan.Tasks) + 1 {
-		box := newMailbox(8)
-		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
-		inc.boxes = append(inc.boxes, box)
-	}
+	inc.boxes = idleBoxes(len(plan.Tasks)+1, 8)
 	task := plan.Tasks[plan.Topology.Component("relay").Tasks[0]-1]
 	stats := newTaskStats(len(inc.boxes))
 	out := newOutbox(inc, 64, stats)
@@ -1006,22 +1004,15 @@ func TestAckerMergesOnlyAnchorsIntoTheirTrack(t *testing.T) {
 // TestAckerFeedbackReachesEachSpout: feedback is kept per spout task, in a
 // table that grows for higher task ids.
 func TestAckerFeedbackReachesEachSpout(t *testing.T) {
-	var boxes []*mailbox
-	inc := &incarnation{boxes: []*mailbox{nil}}
-	for range 2 {
-		box := newMailbox(4)
-		box.RegisterHandlers(&recorder{}, &manualDispatcher{})
-		boxes = append(boxes, box)
-		inc.boxes = append(inc.boxes, box)
-	}
+	inc := &incarnation{boxes: idleBoxes(3, 4)}
 	a := &ackerTask{inc: inc, tracker: acker.New(10), stats: newTaskStats(3), batch: 1}
 	for spout := 1; spout <= 2; spout++ {
 		a.apply(ackerOp{Kind: opTrack, Root: uint64(spout), Spout: spout})
 		a.apply(ackerOp{Kind: opFail, Root: uint64(spout)})
 	}
-	for i, box := range boxes {
-		if f := posted(box); len(f) != 1 || len(f[0].nacked) != 1 || f[0].nacked[0] != uint64(i+1) {
-			t.Errorf("spout %d got %+v, want its tree nacked", i+1, f)
+	for spout := 1; spout <= 2; spout++ {
+		if f := posted(inc.boxes[spout]); len(f) != 1 || len(f[0].nacked) != 1 || f[0].nacked[0] != uint64(spout) {
+			t.Errorf("spout %d got %+v, want its tree nacked", spout, f)
 		}
 	}
 }
