@@ -103,6 +103,9 @@ func (s *spoutTask) publish() {
 		s.stats.Emitted.Add(s.emitted)
 		s.emitted = 0
 	}
+	if p := int64(s.pending); s.stats.Pending.Load() != p {
+		s.stats.Pending.Store(p)
+	}
 }
 
 // abandon nacks every open tree to the source: the incarnation ends and their
@@ -226,8 +229,7 @@ func (s *spoutTask) emit(tuple any, tracked bool, direct int) uint64 {
 	s.emitted++
 	if root != 0 {
 		s.pending++
-		s.stats.Pending.Store(int64(s.pending))
-		s.inc.gauge.add(1)
+		s.inc.gauge.add(1) // before the tuples can be consumed: the drain counts the tree
 		s.lat.emitted(root)
 	}
 	return root
@@ -256,7 +258,6 @@ func (s *spoutTask) feedback(f *feedback) {
 	// One update for the whole batch; the drain gauge only ever drops late.
 	settled := len(f.acked) + len(f.nacked)
 	s.pending -= settled
-	s.stats.Pending.Store(int64(s.pending))
 	s.inc.gauge.add(-int64(settled))
 	s.stats.Expired.Add(f.expired)
 	putFeedback(f)
