@@ -1016,3 +1016,17 @@ func TestAckerFeedbackReachesEachSpout(t *testing.T) {
 		}
 	}
 }
+
+// TestSpoutPendingReachesItsStatsPerMessage: the pending count a spout keeps
+// per tracked emit and per feedback batch is published once its message ends.
+func TestSpoutPendingReachesItsStatsPerMessage(t *testing.T) {
+	s, _, _ := spoutHarness(t, 4)
+	s.pending = 3
+	if s.stats.Pending.Load() != 0 {
+		t.Fatal("published before the message ended")
+	}
+	s.Receive(message{msg: &feedback{acked: []uint64{7}}})
+	if got := s.stats.Pending.Load(); got != 2 {
+		t.Errorf("pending in the stats %d, want 2 (3 open, 1 acked)", got)
+	}
+}
