@@ -107,8 +107,8 @@ func (a *ackerTask) nack(spout int, root uint64) {
 }
 
 func (a *ackerTask) feedback(spout int) *feedback {
-	if spout >= len(a.out) {
-		a.out = append(a.out, make([]*feedback, spout+1-len(a.out))...)
+	for spout >= len(a.out) { // grows once per spout task, at its first outcome
+		a.out = append(a.out, nil)
 	}
 	f := a.out[spout]
 	if f == nil {

@@ -500,12 +500,19 @@ func TestARefusedBatchIsNotInFlight(t *testing.T) {
 type fakeSource struct {
 	nexts, abandoned int
 	brokenAbandon    bool
-	empty            bool // Next has nothing
+	empty            bool   // Next has nothing
+	onNext           func() // called in every Next
 }
 
-func (f *fakeSource) Next(component.SpoutEmitter) bool { f.nexts++; return !f.empty }
-func (f *fakeSource) Ack(uint64)                       {}
-func (f *fakeSource) Nack(uint64)                      {}
+func (f *fakeSource) Next(component.SpoutEmitter) bool {
+	f.nexts++
+	if f.onNext != nil {
+		f.onNext()
+	}
+	return !f.empty
+}
+func (f *fakeSource) Ack(uint64)  {}
+func (f *fakeSource) Nack(uint64) {}
 func (f *fakeSource) Abandon() {
 	f.abandoned++
 	if f.brokenAbandon {
@@ -1028,5 +1035,38 @@ func TestSpoutPendingReachesItsStatsPerMessage(t *testing.T) {
 	s.Receive(message{msg: &feedback{acked: []uint64{7}}})
 	if got := s.stats.Pending.Load(); got != 2 {
 		t.Errorf("pending in the stats %d, want 2 (3 open, 1 acked)", got)
+	}
+}
+
+// TestAFastSourceKeepsBatchingASlowOneFlushesEachNext: a source that made more
+// than slowNexts Next calls in the last flush beat bursts a whole batch; one
+// that made fewer ends each burst after one Next.
+func TestAFastSourceKeepsBatchingASlowOneFlushesEachNext(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		perBeat   int // Next calls before the beat moves
+		nextBurst int // Next calls in the burst after it
+	}{
+		{"fast", slowNexts + 1, 32},
+		{"slow", slowNexts, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, src, _ := spoutHarness(t, 32)
+			s.max = 1 << 20
+			src.onNext = func() {
+				if src.nexts == tc.perBeat {
+					s.inc.flushEpoch.Add(1)
+				}
+			}
+			s.burst() // ends when the beat moves, after perBeat calls
+			if src.nexts != tc.perBeat {
+				t.Fatalf("first burst: %d Next calls, want %d", src.nexts, tc.perBeat)
+			}
+			src.nexts, src.onNext = 0, nil
+			s.burst()
+			if src.nexts != tc.nextBurst {
+				t.Errorf("next burst: %d Next calls, want %d", src.nexts, tc.nextBurst)
+			}
+		})
 	}
 }
