@@ -108,23 +108,43 @@ func outputStreams(topo *dsl.Topology, c *dsl.Component) []*dsl.Stream {
 	return out
 }
 
+// stormSettings are the resolved settings a Storm host reads, by key: what a
+// shell child's handshake carries and what a Flux export writes, so that Storm
+// runs a component with the settings goshelter's Build derived for it (a
+// window's tick frequency among them). Time values are time.Durations, turned
+// into the key's unit by the caller; nil leaves the key out. Settings only
+// goshelter reads (its "goshelter." keys, the window cap) are not Storm's: a
+// served binary derives them again from its own topology.
+var stormSettings = []struct {
+	key   string
+	value func(dsl.Settings) any
+}{
+	{dsl.MaxSpoutPending, func(s dsl.Settings) any { return s.MaxSpoutPending }},
+	{dsl.AckerTasks, func(s dsl.Settings) any { return s.AckerTasks }},
+	{dsl.ReceiveBufferSize, func(s dsl.Settings) any { return s.ReceiveBufferSize }},
+	{dsl.MessageTimeout, func(s dsl.Settings) any { return s.MessageTimeout }},
+	{dsl.SpoutWait, func(s dsl.Settings) any { return s.SpoutWait }},
+	{dsl.Debug, func(s dsl.Settings) any { return s.Debug }},
+	{dsl.SubprocessTimeout, func(s dsl.Settings) any { return s.SubprocessTimeout }},
+	{dsl.BatchFlushInterval, func(s dsl.Settings) any { return s.BatchFlushInterval }},
+	{dsl.TickFrequency, func(s dsl.Settings) any {
+		if s.TickFrequency <= 0 {
+			return nil
+		}
+		return s.TickFrequency
+	}},
+}
+
 // stormConf returns conf as a child sees it: Storm's key names with values in
 // the key's unit (a time.Duration becomes seconds, or milliseconds for ".ms"
-// keys), the settings goshelter resolved (defaults included, as Storm sends its
-// whole conf) and "topology.name".
+// and ".millis" keys), the settings goshelter resolved (defaults included, as
+// Storm sends its whole conf) and "topology.name".
 func stormConf(topology string, conf dsl.Conf, s dsl.Settings) map[string]any {
-	out := map[string]any{
-		"topology.name":       topology,
-		dsl.MaxSpoutPending:   s.MaxSpoutPending,
-		dsl.AckerTasks:        s.AckerTasks,
-		dsl.ReceiveBufferSize: s.ReceiveBufferSize,
-		dsl.MessageTimeout:    seconds(s.MessageTimeout),
-		dsl.SpoutWait:         s.SpoutWait.Milliseconds(),
-		dsl.Debug:             s.Debug,
-		dsl.SubprocessTimeout: seconds(s.SubprocessTimeout),
-	}
-	if s.TickFrequency > 0 {
-		out[dsl.TickFrequency] = seconds(s.TickFrequency)
+	out := map[string]any{"topology.name": topology}
+	for _, k := range stormSettings {
+		if v := k.value(s); v != nil {
+			out[k.key] = confValue(k.key, v)
+		}
 	}
 	for k, v := range conf {
 		if _, resolved := out[k]; !resolved {
@@ -143,7 +163,7 @@ func seconds(d time.Duration) any {
 
 func confValue(key string, v any) any {
 	if d, ok := v.(time.Duration); ok {
-		if strings.HasSuffix(key, ".ms") {
+		if inMillis(key) {
 			return d.Milliseconds()
 		}
 		return seconds(d)
@@ -152,4 +172,9 @@ func confValue(key string, v any) any {
 		return fmt.Sprint(v)
 	}
 	return v
+}
+
+// inMillis tells the keys Storm reads in milliseconds from those in seconds.
+func inMillis(key string) bool {
+	return strings.HasSuffix(key, ".ms") || strings.HasSuffix(key, ".millis")
 }

@@ -77,8 +77,16 @@ func ExampleFlux() {
 	// name: shout
 	// config:
 	//   topology.acker.executors: 4
+	//   topology.batch.flush.interval.millis: 1
+	//   topology.debug: false
+	//   topology.executor.receive.buffer.size: 256
+	//   topology.kryo.register:
+	//     - org.apache.storm.shade.net.minidev.json.JSONArray
+	//     - org.apache.storm.shade.net.minidev.json.JSONObject
+	//     - java.math.BigDecimal
 	//   topology.max.spout.pending: 128
 	//   topology.message.timeout.secs: 30
+	//   topology.sleep.spout.wait.strategy.time.ms: 100
 	//   topology.subprocess.timeout.secs: 30
 	//   topology.workers: 1
 	// spouts:

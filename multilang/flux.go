@@ -101,15 +101,7 @@ func fluxComponent(topo *dsl.Topology, c *dsl.Component, command []string) (flux
 	for _, s := range outputStreams(topo, c) {
 		fc.ConfigMethods = append(fc.ConfigMethods, flux.ConfigMethod{Name: "setNamedStream", Args: []any{streamID(c, s), append([]string(nil), s.Fields...)}})
 	}
-	for k, v := range c.Conf {
-		if strings.HasPrefix(k, "goshelter.") {
-			continue
-		}
-		if fc.Config == nil {
-			fc.Config = map[string]any{}
-		}
-		fc.Config[k] = fluxValue(k, v)
-	}
+	fc.Config = componentConf(topo, c)
 	return fc, nil
 }
 
@@ -137,22 +129,91 @@ func fluxGrouping(e *dsl.Edge) (flux.Grouping, error) {
 // workersKey is Storm's conf key for the worker processes of a topology.
 const workersKey = "topology.workers"
 
-// fluxConf is the topology conf for Storm: the user's keys (goshelter's own
-// left out) and the resolved values of the keys whose defaults differ between
-// goshelter and Storm; topology.workers is 1 (goshelter runs one process)
-// unless the conf says otherwise.
+// kryoRegisterKey lists the classes Storm's Kryo may serialize between workers.
+const kryoRegisterKey = "topology.kryo.register"
+
+// servedValueClasses are the classes of the values Storm makes of a shell
+// component's JSON (a list, a map or struct, a float whose text is long), as
+// named inside storm-client's shaded jar. Storm registers none of them, so
+// without this the first such tuple that crosses workers kills the worker.
+var servedValueClasses = []string{
+	"org.apache.storm.shade.net.minidev.json.JSONArray",
+	"org.apache.storm.shade.net.minidev.json.JSONObject",
+	"java.math.BigDecimal",
+}
+
+// fluxConf is the topology conf for Storm: every setting Storm reads, as
+// goshelter resolved it (stormSettings), the user's keys (goshelter's own left
+// out), topology.workers (1 unless set: goshelter runs one process) and the
+// Kryo registrations of the values served components send.
 func fluxConf(conf dsl.Conf, s dsl.Settings) map[string]any {
-	out := map[string]any{
-		dsl.MaxSpoutPending:   s.MaxSpoutPending,
-		dsl.MessageTimeout:    fluxValue(dsl.MessageTimeout, s.MessageTimeout),
-		dsl.AckerTasks:        s.AckerTasks,
-		dsl.SubprocessTimeout: fluxValue(dsl.SubprocessTimeout, s.SubprocessTimeout),
-		workersKey:            1,
-	}
+	out := map[string]any{workersKey: 1}
 	for k, v := range conf {
 		if !strings.HasPrefix(k, "goshelter.") {
 			out[k] = fluxValue(k, v)
 		}
+	}
+	for _, k := range stormSettings {
+		if v := k.value(s); v != nil {
+			out[k.key] = fluxValue(k.key, v)
+		}
+	}
+	out[kryoRegisterKey] = withKryoClasses(out[kryoRegisterKey])
+	return out
+}
+
+// withKryoClasses adds servedValueClasses to the user's own registrations (a
+// list of class names or of single-entry class: serializer maps).
+func withKryoClasses(user any) []any {
+	var out []any
+	seen := map[string]bool{}
+	if list, ok := user.([]any); ok {
+		out = append(out, list...)
+	} else if names, ok := user.([]string); ok {
+		for _, n := range names {
+			out = append(out, n)
+		}
+	}
+	for _, r := range out {
+		switch r := r.(type) {
+		case string:
+			seen[r] = true
+		case map[string]any:
+			for class := range r {
+				seen[class] = true
+			}
+		case map[string]string:
+			for class := range r {
+				seen[class] = true
+			}
+		}
+	}
+	for _, class := range servedValueClasses {
+		if !seen[class] {
+			out = append(out, class)
+		}
+	}
+	return out
+}
+
+// componentConf is what a component's Flux config must say beyond the
+// topology's: its own keys and every Storm setting Build resolved
+// differently for it (the tick frequency of a window that closes on ticks).
+func componentConf(topo *dsl.Topology, c *dsl.Component) map[string]any {
+	out := map[string]any{}
+	for k, v := range c.Conf {
+		if !strings.HasPrefix(k, "goshelter.") {
+			out[k] = fluxValue(k, v)
+		}
+	}
+	for _, k := range stormSettings {
+		own, shared := k.value(c.Settings), k.value(topo.Settings)
+		if own != nil && own != shared {
+			out[k.key] = fluxValue(k.key, own)
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -165,7 +226,7 @@ func fluxValue(key string, v any) any {
 		return confValue(key, v)
 	}
 	unit := time.Second
-	if strings.HasSuffix(key, ".ms") {
+	if inMillis(key) {
 		unit = time.Millisecond
 	}
 	return max(int64((d+unit-1)/unit), 1)

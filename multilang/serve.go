@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
@@ -86,10 +87,10 @@ type server struct {
 	frames  *wire.FrameReader
 	info    dsl.TaskInfo
 	metrics bool // send "metrics" messages (metricsKey)
-	// anchored tells, per stream, whether some subscriber of this component's
-	// stream is on an anchored edge: only then are its emits anchored (bolts)
-	// or tracked (spouts), as in goshelter's runtime.
-	anchored map[*dsl.Stream]bool
+	// tracked tells, per stream, whether some edge of this component's stream
+	// tracks what it carries (component.Tracks, the runtime's rule): only then
+	// does a spout emit get a message id and a bolt emit its anchors.
+	tracked map[*dsl.Stream]bool
 	// inputs resolves the stream of an input from its sender and stream id.
 	inputs  map[inputKey]*dsl.Stream
 	posted  controlQueue // functions given to TaskInfo.Post
@@ -209,11 +210,11 @@ func (s *server) setup(h *wire.Handshake) (*dsl.Component, error) {
 		return nil, fmt.Errorf("%w: topology %q has no component %q", errNoComponent, s.topo.Name, h.Context.ComponentID)
 	}
 	s.info = s.taskInfo(c, h)
-	s.anchored = map[*dsl.Stream]bool{}
+	s.tracked = map[*dsl.Stream]bool{}
 	s.inputs = map[inputKey]*dsl.Stream{}
 	for _, e := range s.topo.Edges {
-		if e.From == c && e.Anchored {
-			s.anchored[e.Stream] = true
+		if e.From == c && component.Tracks(e) {
+			s.tracked[e.Stream] = true
 		}
 		if e.To == c { // as the host names them: the sender's declared id, or the stream's name
 			s.inputs[inputKey{e.From.ID, streamID(e.From, e.Stream)}] = e.Stream

@@ -110,7 +110,7 @@ func (e *servedSpout) emit(task int, tuple any, tracked bool) uint64 {
 	st, values := e.s.encode(tuple)
 	msg := &wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Task: task}
 	var root uint64
-	if tracked && e.s.anchored[st] {
+	if tracked && e.s.tracked[st] {
 		e.roots++
 		root = e.roots
 		msg.ID = wire.StringID(strconv.FormatUint(root, 10))
@@ -153,10 +153,17 @@ func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inboun
 		return err
 	}
 	run := func(fn func(dsl.Collector)) { b.call(func() { fn(b) }, nil) }
+	// A served bolt is active from its handshake until the host closes its
+	// input, and hears so as the runtime's bolts do (Storm tells bolts nothing).
+	b.system(task, c.Activation)
 	for {
 		m, err := s.wait(ctx, in, run)
 		if err != nil {
-			return endOfInput(err)
+			if err = endOfInput(err); err == nil {
+				b.system(task, c.Deactivation)
+				err = s.out.flush()
+			}
+			return err
 		}
 		if m.Kind != wire.KindTuple {
 			s.info.Logger.Warn("a bolt got a message it does not understand", zap.String("kind", string(m.Kind)))
@@ -174,7 +181,8 @@ type servedBolt struct {
 	s       *server
 	ids     map[uint64]string // open inputs: local id -> the host's id
 	next    uint64
-	current *dsl.Tuple // the input being executed
+	current *dsl.Tuple          // the input being executed
+	seen    map[uint64]struct{} // anchorIDs' scratch
 }
 
 func (b *servedBolt) input(task component.BoltTask, t *wire.Tuple) error {
@@ -202,6 +210,20 @@ func (b *servedBolt) input(task component.BoltTask, t *wire.Tuple) error {
 		b.Ack(in) // goshelter's bolts do not settle ticks; the host holds them until acked
 	}
 	return nil
+}
+
+// system executes a lifecycle tuple (none for a nil v): untracked, from
+// Storm's system component and task, as the runtime delivers it.
+func (b *servedBolt) system(task component.BoltTask, v any) {
+	if v == nil {
+		return
+	}
+	in := dsl.Tuple{Source: wire.SystemComponent, Task: -1, Value: v}
+	b.call(func() {
+		if err := task.Execute(&in, b); err != nil {
+			b.s.info.Logger.Error("bolt failed a lifecycle tuple", zap.Error(err))
+		}
+	}, nil)
 }
 
 // call runs bolt code; a panic fails in (if given and still open) and is logged.
@@ -294,12 +316,31 @@ func (b *servedBolt) EmitDirectAnchored(task int, anchors []dsl.Tuple, tuple any
 	b.emit(tuple, b.anchorIDs(anchors), task)
 }
 
-// anchorIDs returns Storm's ids of the inputs in anchors.
+// anchorIDs returns the host's ids of the inputs in anchors. An input's local
+// id is its own tree (Root = Edge), so an anchor that stands for several
+// inputs (a window's, whose Roots list the rest) names each of them: Storm's
+// emit takes them all as its anchors.
 func (b *servedBolt) anchorIDs(anchors []dsl.Tuple) []string {
 	ids := make([]string, 0, len(anchors))
-	for _, a := range anchors {
-		if id, ok := b.ids[a.ID.Edge]; ok {
+	if b.seen == nil {
+		b.seen = map[uint64]struct{}{}
+	}
+	clear(b.seen)
+	add := func(local uint64) {
+		// Once each: Storm XORs an edge into a tree once per anchor, so a
+		// repeated anchor would cancel itself out.
+		if _, dup := b.seen[local]; dup {
+			return
+		}
+		b.seen[local] = struct{}{}
+		if id, ok := b.ids[local]; ok {
 			ids = append(ids, id)
+		}
+	}
+	for _, a := range anchors {
+		add(a.ID.Root)
+		for _, r := range a.ID.Roots {
+			add(r)
 		}
 	}
 	return ids
@@ -317,7 +358,7 @@ func (b *servedBolt) currentAnchors() []string {
 
 func (b *servedBolt) emit(tuple any, anchors []string, direct int) {
 	st, values := b.s.encode(tuple)
-	if !b.s.anchored[st] {
+	if !b.s.tracked[st] {
 		anchors = nil
 	}
 	err := b.s.out.send(&wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Anchors: anchors, Task: direct})

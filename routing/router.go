@@ -58,9 +58,7 @@ type distributor struct {
 	route route
 	kind  groupingKind
 	next  int // shuffle position
-	// anchored deliveries join the emitter's trees: every edge of a spout (a
-	// spout emit with a message id is tracked wherever it goes, as in Storm and
-	// FsShelter), the anchored edges of a bolt.
+	// anchored deliveries join the emitter's trees (component.Tracks).
 	anchored bool
 }
 
@@ -94,7 +92,7 @@ func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 		if task.Component != nil {
 			for j, rt := range p.routes[task.Component.Index][i] {
 				kind := groupings[rt.edge.Grouping.Kind]
-				anchored := rt.edge.Anchored || task.Component.Spout != nil
+				anchored := component.Tracks(rt.edge)
 				// Where the round robin starts: spread over the emitting tasks
 				// (every component has at least one task).
 				next := (task.Index + j) % len(rt.tasks)

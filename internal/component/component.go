@@ -112,6 +112,15 @@ type DirectSpoutEmitter = interface {
 	EmitDirect(task int, tuple any, tracked bool) (root uint64)
 }
 
+// Tracks reports whether the tuples a component emits onto edge e join the
+// trees of what it is processing: a spout's reliable emits are tracked on
+// every edge out of it, as in Storm and FsShelter, and a bolt's emits on its
+// anchored edges. It is the one statement of the rule: the runtime's router
+// applies it per delivery, and a component served to Storm applies it per
+// stream (an emit with a message id or anchors is tracked on every edge of
+// its stream in Storm).
+func Tracks(e *dsl.Edge) bool { return e.Anchored || e.From.Spout != nil }
+
 // EmitError reports an emit the topology cannot route. Emitters panic with it;
 // the runtime recovers it at the user-code boundary.
 type EmitError struct {
