@@ -218,8 +218,9 @@ func componentConf(topo *dsl.Topology, c *dsl.Component) map[string]any {
 	return out
 }
 
-// fluxValue is confValue with durations in whole units (rounded up, at least
-// 1): Storm reads its time keys as integers.
+// fluxValue is confValue with durations in whole units, rounded up (Storm
+// reads its time keys as integers): a positive duration stays positive, zero
+// (a key's "off") stays zero.
 func fluxValue(key string, v any) any {
 	d, ok := v.(time.Duration)
 	if !ok {
@@ -229,5 +230,5 @@ func fluxValue(key string, v any) any {
 	if inMillis(key) {
 		unit = time.Millisecond
 	}
-	return max(int64((d+unit-1)/unit), 1)
+	return int64((d + unit - 1) / unit)
 }

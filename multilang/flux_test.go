@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/fluxcheck"
 	"github.com/goshelter/goshelter/multilang"
 )
 
@@ -209,4 +210,100 @@ func TestFluxWritesTasksWorkersComponentConfigAndEveryGrouping(t *testing.T) {
 	if exportFlux(t, wordCount(t, false)).Config["topology.workers"] != 1 {
 		t.Error("topology.workers is not 1 by default")
 	}
+}
+
+// TestFluxCarriesEverySettingBuildResolves exports topologies with every
+// window kind, conf at both levels and goshelter's own keys, and checks with
+// fluxcheck (which reads the YAML as Storm does, on its own terms) that Storm
+// would run each component with the settings Build resolved for it.
+func TestFluxCarriesEverySettingBuildResolves(t *testing.T) {
+	type ev struct{ N, At int }
+	type sum struct{ N int }
+	at := func(e ev) time.Time { return time.UnixMilli(int64(e.At)) }
+	kinds := map[string]dsl.WindowSpec[ev]{
+		"count tumbling":          {Count: 10},
+		"count sliding":           {Count: 10, SlideCount: 2},
+		"time tumbling":           {Length: 3 * time.Second},
+		"time sliding":            {Length: 4 * time.Second, Slide: 2 * time.Second},
+		"sub-second slide":        {Length: 2 * time.Second, Slide: 300 * time.Millisecond},
+		"count by time":           {Count: 10, Slide: 2 * time.Second},
+		"time by count":           {Length: 2 * time.Second, SlideCount: 5},
+		"event time":              {Length: 3 * time.Second, Timestamp: at, Lag: time.Second},
+		"event time, watermark":   {Length: 3 * time.Second, Timestamp: at, WatermarkInterval: 5 * time.Second},
+		"event time, sliding":     {Length: 4 * time.Second, Slide: 2 * time.Second, Timestamp: at},
+		"event time, count slide": {Length: 4 * time.Second, SlideCount: 3, Timestamp: at},
+	}
+	confs := map[string][2]dsl.Conf{
+		"defaults": {nil, nil},
+		"topology conf": {{dsl.MessageTimeout: 90, dsl.MaxSpoutPending: 70, dsl.SpoutWait: 0, dsl.BatchFlushInterval: 0,
+			dsl.AckerTasks: 2, dsl.ReceiveBufferSize: 1000, dsl.Debug: true, dsl.SubprocessTimeout: 1500 * time.Millisecond,
+			dsl.AckerCapacity: 100, dsl.BatchSize: 8}, nil},
+		"component conf": {{dsl.TickFrequency: 7}, {dsl.TickFrequency: 3, dsl.MaxSpoutPending: 30, dsl.SpoutWait: 5 * time.Millisecond}},
+	}
+	for kind, spec := range kinds {
+		for name, conf := range confs {
+			t.Run(kind+", "+name, func(t *testing.T) {
+				b := dsl.New("kinds", conf[0])
+				b.Streams(ev{}, sum{})
+				s := b.Spout("events", dsl.Reliable(func() (int, ev, bool) { return 0, ev{}, false }, func(int) {}, func(int) {}), dsl.WithConf(conf[1]))
+				w := b.Bolt("window", dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[ev], dsl.Emitter) error {
+					return func(dsl.Window[ev], dsl.Emitter) error { return nil }
+				}, spec), dsl.WithConf(conf[1]))
+				b.Anchored(s, w, dsl.Shuffle[ev]())
+				b.Anchored(w, b.Bolt("sink", dsl.AutoAck(func(sum, dsl.Emitter) error { return nil })), dsl.Shuffle[sum]())
+				topo, err := b.Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out bytes.Buffer
+				if err := multilang.Flux(&out, topo, "./kinds", "serve"); err != nil {
+					t.Fatal(err)
+				}
+				if err := fluxcheck.Check(topo, out.Bytes()); err != nil {
+					t.Errorf("%v\n%s", err, out.Bytes())
+				}
+			})
+		}
+	}
+}
+
+// TestFluxcheckSeesADriftingExport keeps the check honest: a definition that
+// leaves out a window's tick frequency, or says another timeout, fails it.
+func TestFluxcheckSeesADriftingExport(t *testing.T) {
+	topo := windowTopology(t)
+	var out bytes.Buffer
+	if err := multilang.Flux(&out, topo, "./w", "serve"); err != nil {
+		t.Fatal(err)
+	}
+	good := out.String()
+	if err := fluxcheck.Check(topo, []byte(good)); err != nil {
+		t.Fatalf("the export itself: %v", err)
+	}
+	for name, bad := range map[string]string{
+		"no tick frequency": strings.Replace(good, "topology.tick.tuple.freq.secs: 1", "other.key: 1", 1),
+		"another timeout":   strings.Replace(good, "topology.message.timeout.secs: 30", "topology.message.timeout.secs: 31", 1),
+	} {
+		if bad == good {
+			t.Fatalf("%s: the edit did not apply to\n%s", name, good)
+		}
+		if err := fluxcheck.Check(topo, []byte(bad)); err == nil {
+			t.Errorf("%s: the check passed", name)
+		}
+	}
+}
+
+func windowTopology(t *testing.T) *dsl.Topology {
+	t.Helper()
+	type ev struct{ N int }
+	b := dsl.New("w", nil)
+	b.Streams(ev{})
+	s := b.Spout("events", dsl.Unreliable(func() (ev, bool) { return ev{}, false }))
+	b.Anchored(s, b.Bolt("window", dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[ev], dsl.Emitter) error {
+		return func(dsl.Window[ev], dsl.Emitter) error { return nil }
+	}, dsl.WindowSpec[ev]{Length: 2 * time.Second})), dsl.Shuffle[ev]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
 }
