@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -506,5 +507,43 @@ func TestServeSpoutEmitsDirectWithTheHostsTaskIDs(t *testing.T) {
 	h.expect(wire.KindSync)
 	if err := h.close(); err != nil {
 		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// TestServeDeliversLifecycleTuplesAsTheRuntimeDoes: a served bolt hears its
+// activation tuple before its first input and its deactivation tuple when the
+// host closes its input, untracked, from Storm's system component.
+func TestServeDeliversLifecycleTuplesAsTheRuntimeDoes(t *testing.T) {
+	type phase struct{ Name string }
+	var mu sync.Mutex
+	var seen []string
+	b := dsl.New("lifecycle", nil)
+	b.Streams(Word{}, phase{})
+	s := b.Spout("words", dsl.Unreliable(func() (Word, bool) { return Word{}, false }))
+	sink := b.Bolt("sink", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[any] {
+		return manualFunc[any](func(v any, in dsl.Tuple, c dsl.Collector) error {
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("%v from %s/%d tracked=%v", v, in.Source, in.Task, in.ID.Edge != 0))
+			mu.Unlock()
+			c.Ack(in)
+			return nil
+		})
+	}), dsl.LifecycleTuples(phase{"up"}, phase{"down"}))
+	b.Anchored(s, sink, dsl.Shuffle[Word]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startServe(t, topo, "sink", 2)
+	h.send(map[string]any{"id": "7", "comp": "words", "stream": "Word", "task": 1, "tuple": []string{"hello"}})
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "7" {
+		t.Fatalf("ack %+v", ack)
+	}
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"{up} from __system/-1 tracked=false", "{hello} from words/1 tracked=true", "{down} from __system/-1 tracked=false"}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("the bolt saw %q, want %q", seen, want)
 	}
 }
