@@ -26,10 +26,14 @@ var errNotExportable = errors.New("multilang: topology cannot be exported to Flu
 // declares none: the ids the served components and goshelter's host use);
 // groupings map to Flux's SHUFFLE, LOCAL_OR_SHUFFLE, NONE, FIELDS, ALL and
 // GLOBAL. Each component gets its parallelism as both its executors and its
-// tasks (numTasks) and its own conf (config); the topology conf gets
-// topology.workers (1 unless set). Conf keys starting with "goshelter." are
-// left out and time conf is written in whole seconds (rounded up), as Storm
-// reads it.
+// tasks (numTasks) and, as its config, its own conf and every setting Storm
+// reads that Build resolved differently for it (a window's tick frequency);
+// the topology conf gets every such setting as resolved for the topology,
+// topology.workers (1 unless set), and the Kryo registrations of the
+// json-smart and BigDecimal values Storm makes of served tuples, without
+// which they cannot cross workers. Conf keys starting with "goshelter." are
+// left out and time conf is written in whole seconds or milliseconds
+// (rounded up), as Storm reads it.
 //
 // Direct groupings cannot be exported, because Flux's shell wrappers declare no
 // direct streams; Flux then writes nothing and returns an error naming every
