@@ -67,6 +67,7 @@ func TestResolve(t *testing.T) {
 		{"message timeout in seconds", []Conf{{MessageTimeout: 10}}, func(s *Settings) { s.MessageTimeout = 10 * time.Second }},
 		{"message timeout as fractional seconds", []Conf{{MessageTimeout: 1.5}}, func(s *Settings) { s.MessageTimeout = 1500 * time.Millisecond }},
 		{"message timeout as a duration", []Conf{{MessageTimeout: 250 * time.Millisecond}}, func(s *Settings) { s.MessageTimeout = 250 * time.Millisecond }},
+		{"message timeout at its minimum", []Conf{{MessageTimeout: time.Millisecond}}, func(s *Settings) { s.MessageTimeout = time.Millisecond }},
 		{"spout wait in milliseconds", []Conf{{SpoutWait: 5}}, func(s *Settings) { s.SpoutWait = 5 * time.Millisecond }},
 		{"spout wait zero", []Conf{{SpoutWait: 0}}, func(s *Settings) { s.SpoutWait = 0 }},
 		{"spout wait as a duration", []Conf{{SpoutWait: 2 * time.Second}}, func(s *Settings) { s.SpoutWait = 2 * time.Second }},
@@ -104,6 +105,8 @@ func TestResolveRejectsBadValues(t *testing.T) {
 		{"receive buffer of one slot", Conf{ReceiveBufferSize: 1}, `conf "topology.executor.receive.buffer.size": 1 is below the minimum 2`},
 		{"negative timeout", Conf{MessageTimeout: -5}, `conf "topology.message.timeout.secs": -5 is below the minimum 1`},
 		{"zero duration timeout", Conf{MessageTimeout: time.Duration(0)}, `conf "topology.message.timeout.secs": duration 0s is too small`},
+		{"timeout too short to rotate", Conf{MessageTimeout: time.Nanosecond}, `conf "topology.message.timeout.secs": duration 1ns is below the minimum 1ms`},
+		{"timeout just short of the minimum", Conf{MessageTimeout: time.Millisecond - 1}, `duration 999.999µs is below the minimum 1ms`},
 		{"negative spout wait", Conf{SpoutWait: -time.Millisecond}, `conf "topology.sleep.spout.wait.strategy.time.ms": duration -1ms is too small`},
 		{"debug not a bool", Conf{Debug: 1}, `conf "topology.debug": want a bool, got int`},
 	}
