@@ -127,6 +127,7 @@ type (
 	hashWord  string
 	hashSmall int8
 	hashByte  uint8
+	hashFloat float32
 )
 
 // TestHashKey pins the key hash: fields groupings must send a key to the same
@@ -169,6 +170,13 @@ func TestHashKeyAgreesAcrossTypesOfTheSameValue(t *testing.T) {
 		{"uint32 and uint64", hashKey(uint32(math.MaxUint32)), hashKey(uint64(math.MaxUint32))},
 		{"float64 bits", hashKey(1.5), hashKey(math.Float64bits(1.5))},
 		{"true", hashKey(true), hashKey(1)},
+		{"0 and -0", hashKey(0.0), hashKey(math.Copysign(0, -1))},
+		{"float32 0 and -0", hashKey(float32(0)), hashKey(float32(math.Copysign(0, -1)))},
+		{"named float -0 and 0", hashKey(hashFloat(math.Copysign(0, -1))), hashKey(0.0)},
+		{"NaN and negative NaN", hashKey(math.NaN()), hashKey(math.Copysign(math.NaN(), -1))},
+		{"NaN and a NaN with another payload", hashKey(math.NaN()), hashKey(math.Float64frombits(0x7ff0000000000bad))},
+		{"float32 NaN and float64 NaN", hashKey(float32(math.NaN())), hashKey(math.NaN())},
+		{"named float NaN and NaN", hashKey(hashFloat(math.NaN())), hashKey(math.NaN())},
 	}
 	for _, tt := range tests {
 		if tt.a != tt.b {
