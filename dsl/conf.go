@@ -21,7 +21,7 @@ const (
 	MaxSpoutPending    = "topology.max.spout.pending"                 // trees in flight per spout task, 1..2^31-1 (default 128); memory grows only with what is pending
 	AckerTasks         = "topology.acker.executors"                   // acker tasks, 0..1024 (default 4)
 	ReceiveBufferSize  = "topology.executor.receive.buffer.size"      // data mailbox slots, 2..2^20, rounded up to a power of two (default 256)
-	MessageTimeout     = "topology.message.timeout.secs"              // tuple tree timeout (default 30 s)
+	MessageTimeout     = "topology.message.timeout.secs"              // tuple tree timeout, at least 1 ms (default 30 s)
 	SpoutWait          = "topology.sleep.spout.wait.strategy.time.ms" // back-off when a spout has nothing (default 100 ms)
 	Debug              = "topology.debug"                             // trace every message (default false)
 	TickFrequency      = "topology.tick.tuple.freq.secs"              // tick tuples to bolts (default none)

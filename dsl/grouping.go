@@ -40,7 +40,10 @@ func All[T any]() Grouping { return Grouping{Kind: grouping.All, Stream: reflect
 
 // Direct lets the emitter choose the task of each tuple of stream T: a bolt
 // with EmitDirect, a spout whose Source has a DirectTask method (see
-// [Source]), a shell component's child with an emit's "task".
+// [Source]), a shell component's child with an emit's "task". An [Unreliable]
+// spout has no way to name a task, so [Builder.Build] refuses it a Direct
+// subscriber; a reliable spout whose Source lacks DirectTask fails each
+// message it emits on the stream, with a logged error.
 func Direct[T any]() Grouping { return Grouping{Kind: grouping.Direct, Stream: reflect.TypeFor[T]()} }
 
 // Global sends every tuple of stream T to the bolt's task with the lowest id.

@@ -392,6 +392,12 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		v.problem("edge %q -> %q: spout %q emits %v, not %v", d.from, d.to, d.from, from.Spout.Output, g.Stream)
 		ok = false
 	}
+	if g.Kind == grouping.Direct && from.Spout != nil && from.Spout.Kind == unreliableKind {
+		// Every emit of such a spout goes through the groupings, which a
+		// direct stream refuses: each tuple would fail and none arrive.
+		v.problem("edge %q -> %q: spout %q is unreliable and cannot name a task, so a Direct grouping would refuse every tuple it emits (use ReliableFrom with a Source that has a DirectTask method, or another grouping)", d.from, d.to, d.from)
+		ok = false
+	}
 	if d.anchored && to.Bolt != nil && to.Bolt.Kind == terminatorKind {
 		v.problem("edge %q -> %q: bolt %q is a Terminator, which fails every input, on an anchored edge: every tree through it would fail (use Unanchored, or AutoAck to ack)", d.from, d.to, d.to)
 		ok = false
