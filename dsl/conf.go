@@ -21,7 +21,7 @@ const (
 	MaxSpoutPending    = "topology.max.spout.pending"                 // trees in flight per spout task, 1..2^31-1 (default 128); memory grows only with what is pending
 	AckerTasks         = "topology.acker.executors"                   // acker tasks, 0..1024 (default 4)
 	ReceiveBufferSize  = "topology.executor.receive.buffer.size"      // data mailbox slots, 2..2^20, rounded up to a power of two (default 256)
-	MessageTimeout     = "topology.message.timeout.secs"              // tuple tree timeout (default 30 s)
+	MessageTimeout     = "topology.message.timeout.secs"              // tuple tree timeout, at least 1 ms (default 30 s)
 	SpoutWait          = "topology.sleep.spout.wait.strategy.time.ms" // back-off when a spout has nothing (default 100 ms)
 	Debug              = "topology.debug"                             // trace every message (default false)
 	TickFrequency      = "topology.tick.tuple.freq.secs"              // tick tuples to bolts (default none)
@@ -73,14 +73,24 @@ const maxTime = 24 * time.Hour
 type confField struct {
 	unit     time.Duration // 0 for counts, otherwise the unit of a plain number
 	min, max int64         // in the key's unit
-	set      func(s *Settings, v int64)
+	// least is the smallest duration the key takes when given as a
+	// time.Duration (finer than its unit), if that is above one nanosecond.
+	least time.Duration
+	why   string // why least is the minimum
+	set   func(s *Settings, v int64)
 }
+
+// minMessageTimeout is the shortest message timeout: the ackers rotate their
+// buckets every half timeout (package acker), so a timeout of a nanosecond
+// would never rotate (the period rounds to zero) and a few microseconds would
+// post a rotation to every acker and spout faster than they can take it.
+const minMessageTimeout = time.Millisecond
 
 var confFields = map[string]confField{
 	MaxSpoutPending:    {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.MaxSpoutPending = int(v) }},
 	AckerTasks:         {min: 0, max: 1024, set: func(s *Settings, v int64) { s.AckerTasks = int(v) }},
 	ReceiveBufferSize:  {min: 2, max: 1 << 20, set: func(s *Settings, v int64) { s.ReceiveBufferSize = ceilPow2(int(v)) }},
-	MessageTimeout:     timeField(time.Second, 1, func(s *Settings, d time.Duration) { s.MessageTimeout = d }),
+	MessageTimeout:     messageTimeoutField(),
 	SpoutWait:          timeField(time.Millisecond, 0, func(s *Settings, d time.Duration) { s.SpoutWait = d }),
 	TickFrequency:      timeField(time.Second, 0, func(s *Settings, d time.Duration) { s.TickFrequency = d }),
 	SubprocessTimeout:  timeField(time.Second, 1, func(s *Settings, d time.Duration) { s.SubprocessTimeout = d }),
@@ -93,6 +103,12 @@ var confFields = map[string]confField{
 // timeField is a key counted in unit, from min units up to a day.
 func timeField(unit time.Duration, min int64, set func(*Settings, time.Duration)) confField {
 	return confField{unit: unit, min: min, max: int64(maxTime / unit), set: func(s *Settings, v int64) { set(s, time.Duration(v)) }}
+}
+
+func messageTimeoutField() confField {
+	f := timeField(time.Second, 1, func(s *Settings, d time.Duration) { s.MessageTimeout = d })
+	f.least, f.why = minMessageTimeout, "the ackers rotate their buckets every half timeout"
+	return f
 }
 
 func ceilPow2(n int) int {
@@ -159,6 +175,8 @@ func (f confField) number(raw any) (int64, error) {
 		switch hi := time.Duration(f.max) * f.unit; {
 		case d < 0 || (f.min > 0 && d == 0):
 			return 0, fmt.Errorf("duration %v is too small", d)
+		case d < f.least:
+			return 0, fmt.Errorf("duration %v is below the minimum %v (%s)", d, f.least, f.why)
 		case d > hi:
 			return 0, fmt.Errorf("duration %v is above the maximum %v", d, hi)
 		}

@@ -40,7 +40,10 @@ func All[T any]() Grouping { return Grouping{Kind: grouping.All, Stream: reflect
 
 // Direct lets the emitter choose the task of each tuple of stream T: a bolt
 // with EmitDirect, a spout whose Source has a DirectTask method (see
-// [Source]), a shell component's child with an emit's "task".
+// [Source]), a shell component's child with an emit's "task". An [Unreliable]
+// spout has no way to name a task, so [Builder.Build] refuses it a Direct
+// subscriber; a reliable spout whose Source lacks DirectTask fails each
+// message it emits on the stream, with a logged error.
 func Direct[T any]() Grouping { return Grouping{Kind: grouping.Direct, Stream: reflect.TypeFor[T]()} }
 
 // Global sends every tuple of stream T to the bolt's task with the lowest id.
@@ -71,6 +74,10 @@ type hashable interface {
 // the key, a string, bool, integer or float (or a type defined on one), hashed
 // the same in every process; fields names the stream fields it is made of,
 // which Build checks.
+//
+// A float key is hashed by its value: 0 and -0 are equal keys (one task gets
+// both), and every NaN, whatever its sign and payload, goes to one task, the
+// same for all NaNs of the stream, although NaN equals nothing in Go.
 func Fields[T any, K hashable](key func(T) K, fields ...string) Grouping {
 	return Grouping{
 		Kind:   grouping.Fields,
@@ -92,9 +99,12 @@ func hashKey[K hashable](k K) uint64 {
 		}
 		return mix64(0)
 	case float32:
+		if v == 0 || v != v {
+			return mix64(floatBits(float64(v)))
+		}
 		return mix64(uint64(math.Float32bits(v)))
 	case float64:
-		return mix64(math.Float64bits(v))
+		return mix64(floatBits(v))
 	case int:
 		return mix64(uint64(v))
 	case int32:
@@ -120,10 +130,26 @@ func hashKey[K hashable](k K) uint64 {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return mix64(uint64(rv.Int()))
 	case reflect.Float32, reflect.Float64:
-		return mix64(math.Float64bits(rv.Float()))
+		return mix64(floatBits(rv.Float()))
 	default:
 		return mix64(rv.Uint())
 	}
+}
+
+// canonicalNaN stands for every NaN in a key's hash.
+var canonicalNaN = math.Float64bits(math.NaN())
+
+// floatBits returns f's bits, with the values that compare equal (0 and -0)
+// or that are all "not a number" (NaNs of any sign and payload) made one, so
+// that a fields grouping sends them to one task (see [Fields]).
+func floatBits(f float64) uint64 {
+	switch {
+	case f == 0:
+		return 0
+	case f != f:
+		return canonicalNaN
+	}
+	return math.Float64bits(f)
 }
 
 func hashString(s string) uint64 {

@@ -67,6 +67,7 @@ func TestResolve(t *testing.T) {
 		{"message timeout in seconds", []Conf{{MessageTimeout: 10}}, func(s *Settings) { s.MessageTimeout = 10 * time.Second }},
 		{"message timeout as fractional seconds", []Conf{{MessageTimeout: 1.5}}, func(s *Settings) { s.MessageTimeout = 1500 * time.Millisecond }},
 		{"message timeout as a duration", []Conf{{MessageTimeout: 250 * time.Millisecond}}, func(s *Settings) { s.MessageTimeout = 250 * time.Millisecond }},
+		{"message timeout at its minimum", []Conf{{MessageTimeout: time.Millisecond}}, func(s *Settings) { s.MessageTimeout = time.Millisecond }},
 		{"spout wait in milliseconds", []Conf{{SpoutWait: 5}}, func(s *Settings) { s.SpoutWait = 5 * time.Millisecond }},
 		{"spout wait zero", []Conf{{SpoutWait: 0}}, func(s *Settings) { s.SpoutWait = 0 }},
 		{"spout wait as a duration", []Conf{{SpoutWait: 2 * time.Second}}, func(s *Settings) { s.SpoutWait = 2 * time.Second }},
@@ -104,6 +105,8 @@ func TestResolveRejectsBadValues(t *testing.T) {
 		{"receive buffer of one slot", Conf{ReceiveBufferSize: 1}, `conf "topology.executor.receive.buffer.size": 1 is below the minimum 2`},
 		{"negative timeout", Conf{MessageTimeout: -5}, `conf "topology.message.timeout.secs": -5 is below the minimum 1`},
 		{"zero duration timeout", Conf{MessageTimeout: time.Duration(0)}, `conf "topology.message.timeout.secs": duration 0s is too small`},
+		{"timeout too short to rotate", Conf{MessageTimeout: time.Nanosecond}, `conf "topology.message.timeout.secs": duration 1ns is below the minimum 1ms`},
+		{"timeout just short of the minimum", Conf{MessageTimeout: time.Millisecond - 1}, `duration 999.999µs is below the minimum 1ms`},
 		{"negative spout wait", Conf{SpoutWait: -time.Millisecond}, `conf "topology.sleep.spout.wait.strategy.time.ms": duration -1ms is too small`},
 		{"debug not a bool", Conf{Debug: 1}, `conf "topology.debug": want a bool, got int`},
 	}
@@ -124,6 +127,7 @@ type (
 	hashWord  string
 	hashSmall int8
 	hashByte  uint8
+	hashFloat float32
 )
 
 // TestHashKey pins the key hash: fields groupings must send a key to the same
@@ -166,6 +170,13 @@ func TestHashKeyAgreesAcrossTypesOfTheSameValue(t *testing.T) {
 		{"uint32 and uint64", hashKey(uint32(math.MaxUint32)), hashKey(uint64(math.MaxUint32))},
 		{"float64 bits", hashKey(1.5), hashKey(math.Float64bits(1.5))},
 		{"true", hashKey(true), hashKey(1)},
+		{"0 and -0", hashKey(0.0), hashKey(math.Copysign(0, -1))},
+		{"float32 0 and -0", hashKey(float32(0)), hashKey(float32(math.Copysign(0, -1)))},
+		{"named float -0 and 0", hashKey(hashFloat(math.Copysign(0, -1))), hashKey(0.0)},
+		{"NaN and negative NaN", hashKey(math.NaN()), hashKey(math.Copysign(math.NaN(), -1))},
+		{"NaN and a NaN with another payload", hashKey(math.NaN()), hashKey(math.Float64frombits(0x7ff0000000000bad))},
+		{"float32 NaN and float64 NaN", hashKey(float32(math.NaN())), hashKey(math.NaN())},
+		{"named float NaN and NaN", hashKey(hashFloat(math.NaN())), hashKey(math.NaN())},
 	}
 	for _, tt := range tests {
 		if tt.a != tt.b {

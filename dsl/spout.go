@@ -104,7 +104,9 @@ func ReliableFrom[ID comparable, T any](newSource func(TaskInfo) Source[ID, T]) 
 
 // Unreliable defines a fire-and-forget spout: next returns a tuple or ok=false.
 // next is shared by all tasks of the spout and called concurrently when
-// Parallelism is above 1; use [UnreliableFrom] for per-task state.
+// Parallelism is above 1; use [UnreliableFrom] for per-task state. Its tuples
+// go through the groupings: it cannot name a task, so it takes no [Direct]
+// subscriber (Build says so).
 func Unreliable[T any](next func() (T, bool)) *SpoutSpec {
 	return UnreliableFrom(func(TaskInfo) func() (T, bool) { return next })
 }
@@ -113,12 +115,16 @@ func Unreliable[T any](next func() (T, bool)) *SpoutSpec {
 func UnreliableFrom[T any](newNext func(TaskInfo) func() (T, bool)) *SpoutSpec {
 	return &SpoutSpec{
 		Output: reflect.TypeFor[T](),
-		Kind:   "unreliable",
+		Kind:   unreliableKind,
 		NewTask: func(info TaskInfo) any {
 			return unreliableTask[T](newNext(info))
 		},
 	}
 }
+
+// unreliableKind is the Kind of [Unreliable] spouts. Their next function has
+// no way to name a task, so Build refuses them a [Direct] subscriber.
+const unreliableKind = "unreliable"
 
 type funcSource[ID comparable, T any] struct {
 	next      func() (ID, T, bool)

@@ -222,8 +222,8 @@ func (v *validator) problem(format string, args ...any) {
 }
 
 func (v *validator) settings() {
-	if v.b.name == "" {
-		v.problem("topology has no name")
+	if p := topologyNameProblem(v.b.name); p != "" {
+		v.problem("%s", p)
 	}
 	s, err := resolve(v.b.conf)
 	if err != nil {
@@ -252,11 +252,10 @@ func (v *validator) component(c *Component, spout bool) {
 	if spout {
 		kind = "spout"
 	}
-	switch {
-	case c.ID == "":
+	if c.ID == "" {
 		v.problem("a %s has an empty id", kind)
-	case strings.HasPrefix(c.ID, "__"):
-		v.problem("component id %q is reserved (ids starting with \"__\" belong to the system)", c.ID)
+	} else if p := idProblem("component id", c.ID); p != "" {
+		v.problem("%s", p)
 	}
 	switch {
 	case c.Parallelism < 1:
@@ -311,12 +310,28 @@ func (v *validator) streams() {
 		if name == "" {
 			name = d.typ.Name()
 		}
+		v.streamName(name, d.typ, fields) // kept all the same, so edges on it resolve
 		if other, dup := names[name]; dup {
 			v.problem("stream name %q is used by both %v and %v", name, other, d.typ)
 			continue
 		}
 		names[name] = d.typ
 		v.t.Streams = append(v.t.Streams, &Stream{Index: len(v.t.Streams), Name: name, Type: d.typ, Fields: fields})
+	}
+}
+
+// streamName reports the problems of a stream's name and field names (see
+// names.go).
+func (v *validator) streamName(name string, typ reflect.Type, fields []string) {
+	if name == "" {
+		v.problem("stream type %v has no name (an unnamed struct type): declare it with NamedStream", typ)
+	} else if p := idProblem("stream name", name); p != "" {
+		v.problem("%s", p)
+	}
+	for _, f := range fields {
+		if p := fieldProblem(name, f); p != "" {
+			v.problem("%s", p)
+		}
 	}
 }
 
@@ -375,6 +390,12 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 	}
 	if from.Spout != nil && from.Spout.Output != g.Stream {
 		v.problem("edge %q -> %q: spout %q emits %v, not %v", d.from, d.to, d.from, from.Spout.Output, g.Stream)
+		ok = false
+	}
+	if g.Kind == grouping.Direct && from.Spout != nil && from.Spout.Kind == unreliableKind {
+		// Every emit of such a spout goes through the groupings, which a
+		// direct stream refuses: each tuple would fail and none arrive.
+		v.problem("edge %q -> %q: spout %q is unreliable and cannot name a task, so a Direct grouping would refuse every tuple it emits (use ReliableFrom with a Source that has a DirectTask method, or another grouping)", d.from, d.to, d.from)
 		ok = false
 	}
 	if d.anchored && to.Bolt != nil && to.Bolt.Kind == terminatorKind {

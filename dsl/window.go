@@ -52,7 +52,11 @@ type WindowSpec[In any] struct {
 	// end; the watermark is the lowest, over the bolt's input streams, of the
 	// latest timestamp seen, minus Lag, computed every WatermarkInterval once
 	// every input stream has delivered a tuple to the task. A tuple older than
-	// the last watermark is late: it joins no window and is acked.
+	// the last watermark is late: it joins no window and is acked. A time the
+	// window cannot compute with fails the input, with an error in the bolt's
+	// log naming the time and the range: the range is int64 nanoseconds since
+	// 1970 (the years 1678 to 2262) narrowed at each end by the window's
+	// Length, Lag and two Slides, so the zero time.Time is always outside.
 	Timestamp func(In) time.Time
 	// Lag is how far out of order event timestamps may arrive (event time only).
 	Lag time.Duration
@@ -75,6 +79,18 @@ type WindowSpec[In any] struct {
 	// advanced. Processing time only.
 	Now func() time.Time
 }
+
+// maxWindowTime bounds a window's Length, Slide and Lag. The window code
+// works in int64 nanoseconds since the epoch and adds and subtracts them
+// from event times; bounded, the sums cannot overflow for any event time
+// inside [earliestEvent, latestEvent]. Ten years is far more than any window
+// wants (Storm's are ints of milliseconds: at most 24.8 days).
+const maxWindowTime = 10 * 365 * 24 * time.Hour
+
+// windowMargin is how far from the ends of int64 nanoseconds an event time
+// must stay so that every sum the window code forms with it (minus the lag,
+// minus the length, plus two slides) stays in range.
+func (d *windowDef) windowMargin() int64 { return int64(d.lag + d.length + 2*d.slide) }
 
 // windowMaxTuples is the conf key of Settings.WindowMaxTuples. It has no
 // exported constant because every exported identifier counts against the
@@ -159,6 +175,14 @@ func (d *windowDef) problems() []string {
 		{"Lag", d.lag < 0}, {"WatermarkInterval", d.interval < 0}} {
 		if f.neg {
 			p = append(p, fmt.Sprintf("window %s is negative", f.name))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"Length", d.length}, {"Slide", d.slide}, {"Lag", d.lag}} {
+		if f.v > maxWindowTime && (f.name != "Slide" || !d.tumbling) { // a tumbling Slide is its Length
+			p = append(p, fmt.Sprintf("window %s %v is above the maximum %v", f.name, f.v, maxWindowTime))
 		}
 	}
 	if (d.count > 0) == (d.length > 0) {

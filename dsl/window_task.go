@@ -44,10 +44,13 @@ type windowTask[In any] struct {
 	deadTs   int64 // entries older than this are in no future window
 	deadRank int64 // entries up to this rank are in no future window
 
-	wm      int64 // event time: the last watermark
-	hasWM   bool
-	streams []streamMax
-	known   bool // streams lists every input stream (from the model)
+	wm    int64 // event time: the last watermark
+	hasWM bool
+	// earliest and latest bound the event times the window computes with
+	// (see windowMargin); a timestamp outside fails its input.
+	earliest, latest time.Time
+	streams          []streamMax
+	known            bool // streams lists every input stream (from the model)
 
 	maxTuples                  int
 	refusing, refused, lateNum int64 // refusing: inputs failed since the cap was reached
@@ -82,6 +85,10 @@ func newWindowTask[In any](info TaskInfo, handle func(Window[In], Emitter) error
 		// the first window's are in none.
 		w.deadRank = int64(w.slideCount - 1 - w.count)
 	}
+	if w.stamp != nil {
+		margin := d.windowMargin()
+		w.earliest, w.latest = time.Unix(0, minInt64+margin), time.Unix(0, maxInt64-margin)
+	}
 	if m := info.Model; m != nil && w.stamp != nil {
 		for _, e := range m.Edges {
 			if e.To.ID == info.Component && w.streamOf(e.From.ID, e.Stream.Index) < 0 {
@@ -93,7 +100,10 @@ func newWindowTask[In any](info TaskInfo, handle func(Window[In], Emitter) error
 	return w
 }
 
-const minInt64 = -1 << 63
+const (
+	minInt64 = -1 << 63
+	maxInt64 = 1<<63 - 1
+)
 
 func (w *windowTask[In]) Execute(t *Tuple, c Collector) error {
 	if t.IsTick() {
@@ -106,7 +116,14 @@ func (w *windowTask[In]) Execute(t *Tuple, c Collector) error {
 	}
 	var ts int64
 	if w.stamp != nil {
-		ts = w.stamp(v).UnixNano()
+		at := w.stamp(v)
+		if at.Before(w.earliest) || at.After(w.latest) {
+			// UnixNano would wrap it into some other window: refuse it.
+			c.Fail(in)
+			return fmt.Errorf("event time %v is outside the range a window can compute with, %v to %v",
+				at, w.earliest.UTC(), w.latest.UTC())
+		}
+		ts = at.UnixNano()
 		w.track(in, ts)
 		if w.hasWM && ts < w.wm {
 			w.lateInput(in, v, ts, c)
@@ -396,7 +413,7 @@ func (w *windowTask[In]) watermark() (int64, bool) {
 	if len(w.streams) == 0 {
 		return 0, false
 	}
-	wm := int64(1<<63 - 1)
+	wm := int64(maxInt64)
 	for _, s := range w.streams {
 		if !s.seen {
 			return 0, false

@@ -2,6 +2,7 @@ package dsl_test
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -351,6 +352,37 @@ func TestEventTimeWindows(t *testing.T) {
 	r.expectAcked(26)
 }
 
+// Event times the window cannot compute with in int64 nanoseconds (the zero
+// time.Time, year 3000, or within Length+Lag+2*Slide of the ends) fail their
+// input with an error naming the time; UnixNano used to wrap them into some
+// other window. Times just inside the range are held as any other.
+func TestEventTimeOutsideTheRangeFailsTheInput(t *testing.T) {
+	const length, slide, lag = 20 * time.Second, 10 * time.Second, 5 * time.Second
+	margin := length + lag + 2*slide
+	lo, hi := time.Unix(0, math.MinInt64).Add(margin), time.Unix(0, math.MaxInt64).Add(-margin)
+	at := map[int]time.Time{1: {}, 2: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC), 3: lo.Add(-1), 4: hi.Add(1), 5: lo, 6: hi}
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: length, Slide: slide, Lag: lag,
+		Timestamp: func(n numIn) time.Time { return at[n.N] }}, dsl.TaskInfo{})
+	for n := 1; n <= 4; n++ {
+		err := r.task.Execute(&dsl.Tuple{Value: numIn{n}, Source: "nums", ID: dsl.TupleID{Root: uint64(n), Edge: uint64(n)}}, r.c)
+		if err == nil || !strings.Contains(err.Error(), "outside the range a window can compute with") ||
+			!strings.Contains(err.Error(), at[n].String()) {
+			t.Errorf("input %d at %v: error %v, want one naming the time as outside the range", n, at[n], err)
+		}
+		if acked, failed := r.settled(); len(acked) != 0 || !reflect.DeepEqual(failed, []int{n}) {
+			t.Errorf("input %d: acked %v, failed %v; want it failed", n, acked, failed)
+		}
+	}
+	r.in(5, 6) // the ends of the range are held: 5 closes its two windows, 6 is in the lag
+	r.at(time.Second)
+	if len(r.calls) != 2 || !reflect.DeepEqual(r.calls[0].tuples, []int{5}) || !reflect.DeepEqual(r.calls[1].tuples, []int{5}) {
+		t.Errorf("calls %+v, want two windows of [5]", r.calls)
+	}
+	if acked, failed := r.settled(); !reflect.DeepEqual(acked, []int{5}) || len(failed) != 0 {
+		t.Errorf("acked %v, failed %v; want 5 acked once its windows closed", acked, failed)
+	}
+}
+
 // A join window: with several input streams the watermark is the lowest of
 // their latest times, and waits until every stream has delivered.
 func TestEventTimeJoinWatermarkWaitsForEveryStream(t *testing.T) {
@@ -517,6 +549,10 @@ func TestWindowedBuildChecks(t *testing.T) {
 			[]string{`bolt "top": its window needs 50 tuples, more than its cap topology.bolts.window.max.tuples=40`}},
 		{"a bad cap", build{spec: dsl.WindowSpec[numIn]{Count: 50}, boltConf: dsl.Conf{"topology.bolts.window.max.tuples": "many"}},
 			[]string{`component "top": conf "topology.bolts.window.max.tuples": want a number, got string`}},
+		{"a length of more than ten years", build{spec: dsl.WindowSpec[numIn]{Length: 20 * 365 * 24 * time.Hour}},
+			[]string{`bolt "top": window Length 175200h0m0s is above the maximum 87600h0m0s`}},
+		{"a slide and a lag of more than ten years", build{spec: dsl.WindowSpec[numIn]{Length: time.Hour, Slide: 1 << 62, Lag: 1 << 62, Timestamp: eventAt}},
+			[]string{`bolt "top": window Slide 1281023h`, `bolt "top": window Lag 1281023h`}},
 		{"ticks turned off", build{spec: dsl.WindowSpec[numIn]{Length: time.Second}, boltConf: dsl.Conf{dsl.TickFrequency: 0}},
 			[]string{`bolt "top": its window closes on tick tuples, but its conf turns them off (topology.tick.tuple.freq.secs)`}},
 	} {
