@@ -140,8 +140,9 @@ func TestABusyConnectionIsNotClosedToMakeRoom(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "ok")
 	})
+	var conns connCounter
 	lim := defaultLimits
-	lim.maxConns = 1
+	lim.maxConns, lim.wrap = 1, conns.wrap
 	srv, err := listen("127.0.0.1:0", slow, lim)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,14 @@ func TestABusyConnectionIsNotClosedToMakeRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-entered
-	newcomer := dialAndAsk(t, srv.Addr) // waits to be accepted
+	newcomer := dialAndAsk(t, srv.Addr)
+	// Once accepted, the newcomer waits for a slot; a cap that took it from
+	// the busy connection would close that now.
+	for deadline := time.Now().Add(10 * time.Second); conns.most.Load() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the newcomer was not accepted")
+		}
+	}
 	close(release)
 	resp, err := http.ReadResponse(bufio.NewReader(busy), nil)
 	if err != nil {
