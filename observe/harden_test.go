@@ -180,8 +180,8 @@ func (c *countedConn) Close() error {
 
 // TestIdleConnectionsAreBoundedAndClosed is the other attack of issue 15: 300
 // idle keep-alive connections stayed open forever. Now at most maxConns are
-// served at once, the rest wait to be accepted, and each is closed once idle
-// for the idle timeout.
+// served at once (and one more accepted, waiting for a slot), and each is
+// closed once idle for the idle timeout or to make room for a newcomer.
 func TestIdleConnectionsAreBoundedAndClosed(t *testing.T) {
 	var conns connCounter
 	lim := limits{readHeader: time.Second, read: time.Second, write: time.Second, idle: 50 * time.Millisecond, maxConns: 16, wrap: conns.wrap}
@@ -210,8 +210,8 @@ func TestIdleConnectionsAreBoundedAndClosed(t *testing.T) {
 		}
 	}
 	t.Logf("%d keep-alive clients served and closed in %v, at most %d connections open", clients, time.Since(start), conns.most.Load())
-	if most := conns.most.Load(); most > int64(lim.maxConns) {
-		t.Errorf("%d connections open at once, limit %d", most, lim.maxConns)
+	if most := conns.most.Load(); most > int64(lim.maxConns)+1 {
+		t.Errorf("%d connections open at once, limit %d and a newcomer", most, lim.maxConns)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for conns.open.Load() != 0 && time.Now().Before(deadline) {

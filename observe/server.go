@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"golang.org/x/net/netutil"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/supervision"
@@ -103,16 +102,20 @@ type limits struct {
 	read       time.Duration // to read a whole request
 	write      time.Duration // to write the answer, from the end of the headers read
 	idle       time.Duration // a keep-alive connection waits this long for its next request
-	maxConns   int           // connections served at once; more wait to be accepted
-	// wrap, when set, wraps the bounded listener (tests count connections).
+	// maxConns bounds the connections open at once; at the bound a newcomer
+	// takes the place of the connection idle the longest (see connCap).
+	maxConns int
+	// wrap, when set, wraps the listener under the cap (tests count connections).
 	wrap func(net.Listener) net.Listener
 }
 
 // defaultLimits are generous for a person and a scraper: /metrics of a
-// topology with thousands of tasks is written well within them.
+// topology with thousands of tasks is written well within them. The idle
+// timeout outlasts the page's slowest refresh (15 s), so a page keeps its
+// connection, and closes an abandoned one within 30 s of its last answer.
 var defaultLimits = limits{
 	readHeader: 5 * time.Second, read: 10 * time.Second, write: 30 * time.Second,
-	idle: time.Minute, maxConns: 64,
+	idle: 20 * time.Second, maxConns: 64,
 }
 
 // Listen serves [Handler] at addr on a goroutine of its own, for a program that
@@ -123,32 +126,43 @@ var defaultLimits = limits{
 // *http.Server whose Addr is the address it listens on, with the port it got;
 // stop it with its Close, or with Shutdown to let requests under way finish.
 //
-// The server bounds what a client can hold: read, write and idle timeouts, and
-// at most 64 connections at once (more wait to be accepted).
+// The server bounds what a client can hold: read and write timeouts, an idle
+// keep-alive connection closed 20 s after its last answer, and at most 64
+// connections open at once. Idle connections do not lock out new clients: at
+// the bound, a new connection takes the place of the one idle the longest;
+// only when all 64 are busy with requests does it wait to be accepted.
 func Listen(addr string, topo *dsl.Topology, r *supervision.Running) (*http.Server, error) {
 	return listen(addr, newHandler(topo, r.Stats), defaultLimits)
 }
 
 func listen(addr string, h http.Handler, lim limits) (*http.Server, error) {
+	srv, _, err := listenCapped(addr, h, lim)
+	return srv, err
+}
+
+// listenCapped is listen that also returns the server's connection cap, for
+// tests that watch it.
+func listenCapped(addr string, h http.Handler, lim limits) (*http.Server, *connCap, error) {
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("observe: %w", err)
+		return nil, nil, fmt.Errorf("observe: %w", err)
 	}
+	if lim.wrap != nil {
+		ln = lim.wrap(ln)
+	}
+	bounded := newConnCap(ln, lim.maxConns)
 	srv := &http.Server{
 		Addr: ln.Addr().String(), Handler: h,
 		ReadHeaderTimeout: lim.readHeader, ReadTimeout: lim.read, WriteTimeout: lim.write, IdleTimeout: lim.idle,
 		MaxHeaderBytes: 64 << 10,
-	}
-	bounded := netutil.LimitListener(ln, lim.maxConns)
-	if lim.wrap != nil {
-		bounded = lim.wrap(bounded)
+		ConnState:      bounded.track,
 	}
 	// Serve ends with ErrServerClosed on Close or Shutdown; its other errors
 	// (a listener that fails for good) leave nothing to report to but the
 	// client, which sees the address stop answering.
 	go func() { _ = srv.Serve(bounded) }()
-	return srv, nil
+	return srv, bounded, nil
 }
