@@ -12,16 +12,7 @@ import (
 
 // TestMain fails the package's tests if any goroutine outlives them (the
 // runnable examples start and stop topologies).
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakOptions...) }
-
-// leakOptions ignore protoactor-go's dead-letter throttle goroutine: the first
-// dead letter of a period (a late message to a task that has just stopped)
-// starts one that waits 1 s and then ends on its own. Its name depends on
-// whether the compiler inlined NewThrottle into NewDeadLetter.
-var leakOptions = []goleak.Option{
-	goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
-	goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/actor.NewThrottle.func1"),
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type confIn struct{ N int }
 

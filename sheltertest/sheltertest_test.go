@@ -18,13 +18,7 @@ import (
 
 // TestMain fails the package's tests if any goroutine outlives them.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// protoactor-go's dead-letter throttle: the first dead letter of a period
-		// (a late message to a task that has just stopped) starts a goroutine
-		// that waits 1 s and then ends on its own. Its name depends on inlining.
-		goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
-		goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/actor.NewThrottle.func1"),
-	)
+	goleak.VerifyTestMain(m)
 }
 
 // waitFor bounds every wait of these tests.

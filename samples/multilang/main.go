@@ -8,6 +8,28 @@
 //	go run ./samples/multilang -spout-cmd "python3 sentences.py" -dir samples/multilang
 //	go run ./samples/multilang -flux ./goshelter-multilang serve   # the Storm Flux definition
 //
+// # Ending in time
+//
+// The stop drains what is in flight for at most -drain (default 3 s), then
+// closes the shell children (they get 2 s to exit after SIGTERM before they
+// are killed). Stop is given -drain plus 5 s, so the sample ends within
+// -duration plus -drain plus 5 s (about a second past the drain in practice)
+// and prints its summary, even when a shell bolt never acks some of its
+// inputs (testdata/lossy_split.py leaves one in four unacked, as Storm's
+// tester_bolt.py does at random):
+//
+//	go run ./samples/multilang -duration 8s -bolt-cmd "python3 lossy_split.py" -dir samples/multilang/testdata
+//
+// The summary counts the sentences the Go spout handed out (replays
+// included) and, of them, those acked (fully processed), failed (nacked
+// before the stop: a bolt failed them or they timed out) and pending (not
+// completed by the end of the drain, so nacked while the stop ran):
+// emitted = acked + failed + pending. With a shell spout (-spout-cmd), whose
+// child keeps its own counts, the figures are the runtime's as they stood when
+// the stop began (pending: the trees open then; emitted also counts the
+// child's untracked emits). words is what the count bolt counted, the words
+// drained by the stop included.
+//
 // The shell components follow Storm's starter examples: they emit on the
 // "default" stream, one field each (the sentence, the word). The same binary
 // serves its Go components to Storm when started as "multilang serve" (see
@@ -33,6 +55,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
+	"github.com/goshelter/goshelter/samples/internal/serving"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -57,7 +80,12 @@ type source struct {
 	counts   *counters
 }
 
-type counters struct{ emitted, acked, failed atomic.Int64 }
+// counters are the Go spout's figures. Once stopping is set, a nack is a
+// message the drain could not complete (the stop nacks what is still open).
+type counters struct {
+	emitted, acked, failed, pending atomic.Int64
+	stopping                        atomic.Bool
+}
 
 func (s *source) Next() (int, Sentence, bool) {
 	var id int
@@ -79,6 +107,10 @@ func (s *source) Ack(id int) {
 
 func (s *source) Nack(id int) {
 	s.replay = append(s.replay, id)
+	if s.counts.stopping.Load() {
+		s.counts.pending.Add(1)
+		return
+	}
 	s.counts.failed.Add(1)
 }
 
@@ -152,17 +184,22 @@ func topology(c config) (*dsl.Topology, error) {
 
 func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to run before stopping")
+	drain := flag.Duration("drain", 3*time.Second, "how long the stop waits for what is in flight before nacking it")
 	boltCmd := flag.String("bolt-cmd", "", "command line of the split bolt (default: python3 with the shipped split.py)")
 	spoutCmd := flag.String("spout-cmd", "", "command line of a shell sentence spout replacing the Go one")
 	dir := flag.String("dir", "", "working directory of the shell components (default: a temporary directory holding the shipped scripts)")
 	flux := flag.Bool("flux", false, "print the Storm Flux definition that runs this binary (the arguments are its command line) and exit")
+	flag.Usage = serving.Usage("multilang", "word count with a Python shell bolt")
 	flag.Parse()
-	if err := run(*duration, *boltCmd, *spoutCmd, *dir, *flux, flag.Args()); err != nil {
+	if err := run(*duration, *drain, *boltCmd, *spoutCmd, *dir, *flux, flag.Args()); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(duration time.Duration, boltLine, spoutLine, dir string, flux bool, args []string) error {
+func run(duration, drain time.Duration, boltLine, spoutLine, dir string, flux bool, args []string) error {
+	if drain <= 0 {
+		return fmt.Errorf("-drain %s: must be positive", drain)
+	}
 	scripts, err := os.MkdirTemp("", "goshelter-multilang-")
 	if err != nil {
 		return err
@@ -173,7 +210,7 @@ func run(duration time.Duration, boltLine, spoutLine, dir string, flux bool, arg
 		return err
 	}
 	c := config{boltCmd: multilang.Command{Path: "python3", Args: []string{filepath.Join(scripts, "split.py")}}, counts: &counters{}, tally: &tally{counts: map[string]int{}}}
-	if flux || (len(args) > 0 && args[0] == "serve") {
+	if flux || serving.IsServe(args) {
 		c.boltCmd.Args = []string{"split.py"} // Storm runs it from the jar's resources
 	}
 	if boltLine != "" { // split into words as a shell would, with nothing expanded
@@ -194,10 +231,10 @@ func run(duration time.Duration, boltLine, spoutLine, dir string, flux bool, arg
 	switch {
 	case flux:
 		return printFlux(topo, spoutLine, args)
-	case len(args) > 0 && args[0] == "serve":
-		return multilang.Serve(context.Background(), topo, os.Stdin, os.Stdout)
+	case serving.IsServe(args):
+		return serving.Serve(context.Background(), "multilang", topo, args)
 	}
-	return runLocally(topo, c, duration)
+	return runLocally(topo, c, duration, drain)
 }
 
 // printFlux prints the Flux definition; with no command, its Go components
@@ -213,11 +250,11 @@ func printFlux(topo *dsl.Topology, spoutLine string, command []string) error {
 	return multilang.Flux(os.Stdout, topo, command...)
 }
 
-func runLocally(topo *dsl.Topology, c config, duration time.Duration) error {
+func runLocally(topo *dsl.Topology, c config, duration, drain time.Duration) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
-	running, err := supervision.Run(ctx, topo, supervision.WithoutRestarts())
+	running, err := supervision.Run(ctx, topo, supervision.WithoutRestarts(), supervision.WithDrainTimeout(drain))
 	if err != nil {
 		return err
 	}
@@ -228,19 +265,25 @@ func runLocally(topo *dsl.Topology, c config, duration time.Duration) error {
 		return running.Wait()
 	}
 	stats := running.Stats() // before Stop: a stopped topology has no current stats
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c.counts.stopping.Store(true)
+	// Stop's deadline is above the drain: it covers the drain, then the
+	// children's exit (2 s after SIGTERM at most), with room to spare. A
+	// deadline equal to the drain would end Stop before it could stop anything.
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), drain+stopAfterDrain)
 	defer stopCancel()
-	if err := running.Stop(stopCtx); err != nil {
-		return err
-	}
+	stopErr := running.Stop(stopCtx)
 	elapsed := time.Since(start)
-	emitted, acked, failed := c.counts.emitted.Load(), c.counts.acked.Load(), c.counts.failed.Load()
+	emitted, acked, failed, pending := c.counts.emitted.Load(), c.counts.acked.Load(), c.counts.failed.Load(), c.counts.pending.Load()
 	if c.shellSpout { // the child keeps its own counts: report the runtime's
 		s := stats.Components["sentences"]
-		emitted, acked, failed = s.Emitted, s.Acked, s.Failed
+		emitted, acked, failed, pending = s.Emitted, s.Acked, s.Failed, s.Pending
 	}
 	fmt.Println(strings.Join(c.tally.top(10), "\n"))
-	fmt.Printf("summary: emitted=%d acked=%d failed=%d words=%d elapsed=%s rate=%.0f/s\n",
-		emitted, acked, failed, c.tally.words(), elapsed.Round(time.Millisecond), float64(acked)/elapsed.Seconds())
-	return nil
+	fmt.Printf("summary: emitted=%d acked=%d failed=%d pending=%d words=%d elapsed=%s rate=%.0f/s\n",
+		emitted, acked, failed, pending, c.tally.words(), elapsed.Round(time.Millisecond), float64(acked)/elapsed.Seconds())
+	return stopErr // after the summary: what the sample did is worth seeing either way
 }
+
+// stopAfterDrain is how long Stop may take beyond the drain: the shell
+// children's grace period (2 s) and then some.
+const stopAfterDrain = 5 * time.Second

@@ -2,6 +2,12 @@
 // log, with shuffle and fields groupings. It stops after -duration, prints the
 // most frequent words, then a summary line.
 //
+// The summary's figures are taken after the stop, whose drain lets every
+// tuple already sent be executed: emitted counts the sentences, words the
+// words split out of them, counted the words the count bolt executed. They
+// match (words = counted) unless the drain ran out of time, in which case the
+// difference is the words that were never counted.
+//
 // -graph prints the topology as Graphviz DOT and exits
 // (go run ./samples/wordcount -graph | dot -Tsvg > wordcount.svg). -progress
 // prints a progress line a second (the default when stdout is a terminal).
@@ -27,12 +33,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
 	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
+	"github.com/goshelter/goshelter/samples/internal/serving"
 	"github.com/goshelter/goshelter/samples/internal/term"
 	"github.com/goshelter/goshelter/supervision"
 )
@@ -48,6 +56,10 @@ type Count struct {
 	Word string `storm:"word"`
 	N    int    `storm:"count"`
 }
+
+// figures are what the summary reports, counted by the components themselves:
+// the runtime's statistics are gone once the topology has stopped.
+type figures struct{ sentences, words, counted atomic.Int64 }
 
 // tally is the log bolt's view of the latest count per word, shared by its tasks.
 type tally struct {
@@ -76,33 +88,39 @@ func (t *tally) top(n int) []Count {
 
 // counter is a count task's state. The fields grouping sends every occurrence
 // of a word to the same task, so one task holds each word's whole count.
-type counter map[string]int
+type counter struct {
+	counts map[string]int
+	f      *figures
+}
 
 func (c counter) Execute(w Word, out dsl.Emitter) error {
-	c[w.Text]++
-	out.Emit(Count{w.Text, c[w.Text]})
+	c.counts[w.Text]++
+	c.f.counted.Add(1)
+	out.Emit(Count{w.Text, c.counts[w.Text]})
 	return nil
 }
 
-// topology builds the word count topology; results go to t.
-func topology(t *tally) (*dsl.Topology, error) {
+// topology builds the word count topology; results go to t and f.
+func topology(t *tally, f *figures) (*dsl.Topology, error) {
 	b := dsl.New("wordcount", nil)
 	b.Streams(Word{}, Count{})
 	spout := b.Spout("sentences", dsl.UnreliableFrom(func(info dsl.TaskInfo) func() (Sentence, bool) {
 		i := info.Index
 		return func() (Sentence, bool) {
 			i++
+			f.sentences.Add(1)
 			return Sentence{Text: corpus.Line(i)}, true
 		}
 	}), dsl.Parallelism(4))
 	split := b.Bolt("split", dsl.AutoAck(func(s Sentence, out dsl.Emitter) error {
 		for _, w := range strings.Fields(s.Text) {
 			out.Emit(Word{Text: w})
+			f.words.Add(1)
 		}
 		return nil
 	}), dsl.Parallelism(4))
 	count := b.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
-		return counter{}
+		return counter{counts: map[string]int{}, f: f}
 	}), dsl.Parallelism(4))
 	logger := b.Bolt("log", dsl.AutoAck(func(c Count, _ dsl.Emitter) error {
 		t.record(c)
@@ -121,9 +139,10 @@ func main() {
 	metrics := flag.String("metrics", "", "serve /metrics, /stats and /graph at this address while running")
 	ui := flag.String("ui", "", "serve the status page (and /api/v1, /metrics, /stats, /graph) at this address while running, e.g. 127.0.0.1:8080")
 	flux := flag.Bool("flux", false, "print the Storm Flux definition that runs this binary (the arguments are its command line) and exit")
+	flag.Usage = serving.Usage("wordcount", "the word count topology, all in Go")
 	flag.Parse()
-	t := &tally{counts: map[string]int{}}
-	topo, err := topology(t)
+	t, f := &tally{counts: map[string]int{}}, &figures{}
+	topo, err := topology(t, f)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -140,18 +159,18 @@ func main() {
 			log.Fatal(err)
 		}
 		return
-	case len(args) > 0 && args[0] == "serve": // started by Storm as a shell component
-		if err := multilang.Serve(context.Background(), topo, os.Stdin, os.Stdout); err != nil {
+	case serving.IsServe(args): // started by Storm as a shell component
+		if err := serving.Serve(context.Background(), "wordcount", topo, args); err != nil {
 			log.Fatal(err) // Storm sees the process exit and restarts the worker
 		}
 		return
 	}
-	if err := run(topo, t, *duration, *progress, *metrics, *ui); err != nil {
+	if err := run(topo, t, f, *duration, *progress, *metrics, *ui); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, metrics, ui string) error {
+func run(topo *dsl.Topology, t *tally, f *figures, duration time.Duration, progress bool, metrics, ui string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
@@ -187,7 +206,6 @@ func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, me
 		return running.Wait()
 	}
 	stopProgress() // the summary is the last line
-	stats := running.Stats()
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stopCancel()
 	if err := running.Stop(stopCtx); err != nil {
@@ -197,9 +215,8 @@ func run(topo *dsl.Topology, t *tally, duration time.Duration, progress bool, me
 	for _, c := range t.top(10) {
 		fmt.Printf("%-10s %d\n", c.Word, c.N)
 	}
-	emitted := stats.Components["sentences"].Emitted
-	words := stats.Components["split"].Emitted
+	emitted := f.sentences.Load()
 	fmt.Printf("summary: emitted=%d words=%d counted=%d elapsed=%s rate=%.0f/s\n",
-		emitted, words, stats.Components["count"].Executed, elapsed.Round(time.Millisecond), float64(emitted)/elapsed.Seconds())
+		emitted, f.words.Load(), f.counted.Load(), elapsed.Round(time.Millisecond), float64(emitted)/elapsed.Seconds())
 	return nil
 }
