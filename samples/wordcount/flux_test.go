@@ -11,7 +11,7 @@ import (
 // TestFluxCarriesTheBuiltSettings: the word count Storm runs from the export
 // has the settings this binary's Build resolved.
 func TestFluxCarriesTheBuiltSettings(t *testing.T) {
-	topo, err := topology(&tally{})
+	topo, err := topology(&tally{}, &figures{})
 	if err != nil {
 		t.Fatal(err)
 	}
