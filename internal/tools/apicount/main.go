@@ -50,6 +50,12 @@ func main() {
 // skipped are directories whose code is not part of the library's API.
 var skipped = map[string]bool{".git": true, "testdata": true, "internal": true, "bench": true, "samples": true, "specs": true}
 
+// isModule reports whether dir holds a go.mod of its own.
+func isModule(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "go.mod"))
+	return err == nil
+}
+
 func count(root string) (map[string]int, error) {
 	counts := map[string]int{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -57,7 +63,12 @@ func count(root string) (map[string]int, error) {
 			return err
 		}
 		if d.IsDir() {
-			if skipped[d.Name()] && path != root {
+			if path == root {
+				return nil
+			}
+			if skipped[d.Name()] || isModule(path) {
+				// A nested module (a connector) has an API, and a
+				// budget, of its own: count it with -root.
 				return filepath.SkipDir
 			}
 			return nil

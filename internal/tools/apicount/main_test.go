@@ -68,6 +68,8 @@ func TestCountSkipsTestsAndInternalPackages(t *testing.T) {
 	write("a/internal/y.go", "package internal\n\nfunc Y() {}\n")
 	write("samples/s.go", "package samples\n\nfunc S() {}\n")
 	write("a/testdata/d.go", "package d\n\nfunc D() {}\n")
+	write("connectors/k/go.mod", "module example.com/k\n")
+	write("connectors/k/k.go", "package k\n\nfunc K() {}\n") // a nested module counts on its own
 	counts, err := count(root)
 	if err != nil {
 		t.Fatal(err)
