@@ -1,7 +1,7 @@
 """A shell component that emits as fast as it can: python3 flood.py KIND COUNTFILE.
 
 KIND is "bolt" (emits unanchored tuples with need_task_ids false from the end of
-the handshake on, never reading its stdin again) or "spout" (emits 100,000 such
+the handshake on, never reading its stdin again) or "spout" (emits 10,000 such
 tuples in answer to each next before it syncs). Every 1000 emits it writes how many
 it has emitted so far to COUNTFILE (through a temporary file and a rename, so a
 reader never sees half a number): the specs compare that with what the host
@@ -37,7 +37,7 @@ pid = os.getpid()
 sys.stdout.write(json.dumps({"pid": pid}) + "\nend\n")
 sys.stdout.flush()
 open(os.path.join(setup["pidDir"], str(pid)), "w").close()
-emit = '{"command": "emit", "tuple": ["%s"], "need_task_ids": false}\nend\n' % ("x" * 40)
+emit = '{"command": "emit", "tuple": ["%s"], "need_task_ids": false}\nend\n' % ("x" * 1000)
 sync = '{"command": "sync"}\nend\n'
 n = 0
 
@@ -53,8 +53,8 @@ def burst(k):
 if kind == "bolt":
     while True:
         burst(1000)
-while True:  # a spout: each next emits 100,000 tuples
+while True:  # a spout: each next emits 10,000 tuples
     if read_message().get("command") == "next":
-        burst(100000)
+        burst(10000)
     sys.stdout.write(sync)
     sys.stdout.flush()
