@@ -151,6 +151,38 @@ var _ = Describe("A shell child flooding a slow bolt", Label("edges", "multilang
 	})
 })
 
+var _ = Describe("A shell bolt whose inputs wait for its flooding child", Label("edges", "multilang"), func() {
+	// The child reads its next input only once the host has read what it
+	// emitted for the last one, and 16 KiB inputs fill its stdin pipe after a
+	// few: the task then waits in Execute for room in the input queue while the
+	// reader waits for the task. The task must take the child's emits while it
+	// waits, or neither ever moves again.
+	It("takes the child's emits while Execute waits for room for an input", func() {
+		const inputs, perInput = 12, 3000
+		lines := make([]MLLine, inputs)
+		for i := range lines {
+			lines[i] = MLLine{strings.Repeat(strconv.Itoa(i%10), 16<<10)}
+		}
+		src := sheltertest.NewSource(lines...)
+		var taken atomic.Int64
+		b := dsl.New("ml-flood-echo", dsl.Conf{"topology.shellbolt.max.pending": 1, dsl.AckerTasks: 1})
+		b.Streams(MLWord{})
+		cmd := python("flood.py", "echo", filepath.Join(GinkgoT().TempDir(), "count"))
+		cmd.Outputs = map[string]any{"default": MLWord{}}
+		echo := b.Bolt("echo", multilang.Bolt(cmd))
+		b.Anchored(b.Spout("lines", src.Spout()), echo, dsl.Shuffle[MLLine]())
+		b.Unanchored(echo, b.Bolt("count", dsl.AutoAck(func(MLWord, dsl.Emitter) error {
+			taken.Add(1)
+			return nil
+		})), dsl.Shuffle[MLWord]())
+		r := Run(Build(b))
+		DeferCleanup(stopQuietly, r) // before the count file's directory goes
+		Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(20 * time.Second)).Should(HaveLen(inputs))
+		Eventually(taken.Load).WithTimeout(Scaled(10 * time.Second)).Should(Equal(int64(inputs * perInput)))
+		Stop(r)
+	})
+})
+
 var _ = Describe("topology.shellbolt.max.pending", Label("edges", "multilang"), func() {
 	const key = "topology.shellbolt.max.pending"
 

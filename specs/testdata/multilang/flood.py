@@ -1,11 +1,16 @@
 """A shell component that emits as fast as it can: python3 flood.py KIND COUNTFILE.
 
-KIND is "bolt" (emits unanchored tuples with need_task_ids false from the end of
-the handshake on, never reading its stdin again) or "spout" (emits 10,000 such
-tuples in answer to each next before it syncs). Every 1000 emits it writes how many
-it has emitted so far to COUNTFILE (through a temporary file and a rename, so a
-reader never sees half a number): the specs compare that with what the host
-took, to see that a host that stops reading the child's stdout slows it down.
+KIND is one of
+  bolt   emits unanchored 1 KiB tuples with need_task_ids false from the end of
+         the handshake on, never reading its stdin again;
+  spout  emits 10,000 such tuples in answer to each next before it syncs;
+  echo   a bolt that emits 3,000 such tuples for each input before it acks it
+         and reads the next: it reads its stdin only once the host has read
+         its stdout.
+Every 1000 emits it writes how many it has emitted so far to COUNTFILE (through
+a temporary file and a rename, so a reader never sees half a number): the specs
+compare that with what the host took, to see that a host that stops reading the
+child's stdout slows it down.
 """
 import json
 import os
@@ -53,6 +58,15 @@ def burst(k):
 if kind == "bolt":
     while True:
         burst(1000)
+if kind == "echo":
+    while True:
+        m = read_message()
+        if m.get("stream") == "__heartbeat":
+            sys.stdout.write(sync)
+        else:
+            burst(3000)
+            sys.stdout.write('{"command": "ack", "id": "%s"}\nend\n' % m["id"])
+        sys.stdout.flush()
 while True:  # a spout: each next emits 10,000 tuples
     if read_message().get("command") == "next":
         burst(10000)
