@@ -16,7 +16,9 @@ type Conf map[string]any
 // Storm configuration keys understood by goshelter. Every number is checked
 // against a range at Build, so an absurd value fails there with the key named
 // instead of exhausting memory at run time.
-// Windowed bolts also read "topology.bolts.window.max.tuples" (see [Settings]).
+// Windowed bolts also read "topology.bolts.window.max.tuples" (see [Settings]);
+// shell bolts read "topology.shellbolt.max.pending", inputs queued for a
+// child, 1..2^31-1 (default 100); memory grows only with what is queued.
 const (
 	MaxSpoutPending    = "topology.max.spout.pending"                 // trees in flight per spout task, 1..2^31-1 (default 128); memory grows only with what is pending
 	AckerTasks         = "topology.acker.executors"                   // acker tasks, 0..1024 (default 4)
@@ -98,7 +100,13 @@ var confFields = map[string]confField{
 	AckerCapacity:      {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.AckerCapacity = int(v) }},
 	BatchSize:          {min: 1, max: 1 << 16, set: func(s *Settings, v int64) { s.BatchSize = int(v) }},
 	windowMaxTuples:    {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.WindowMaxTuples = int(v) }},
+	// multilang reads it from the conf; it is only checked here.
+	shellBoltMaxPending: {min: 1, max: math.MaxInt32, set: func(*Settings, int64) {}},
 }
+
+// shellBoltMaxPending is Storm's conf key for the inputs a shell bolt queues
+// for its child (package multilang).
+const shellBoltMaxPending = "topology.shellbolt.max.pending"
 
 // timeField is a key counted in unit, from min units up to a day.
 func timeField(unit time.Duration, min int64, set func(*Settings, time.Duration)) confField {

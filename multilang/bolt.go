@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
@@ -40,10 +41,28 @@ type shellBolt struct {
 	nextID  uint64
 	dead    bool
 	failed  sync.Once
+
+	// inbox carries the child's emits, acks and fails from the reader to the
+	// task, in batches of at most handOffBatch; the reader waits while it is
+	// full (see child.stall). drainPosted is set while a drain is posted to
+	// the task and has not started: one at a time, so the control lane holds
+	// at most one of them however fast the child talks.
+	inbox       chan []*wire.Message
+	drainPosted atomic.Bool
 }
 
+// How much of what a bolt's child says may wait for its task: handOffSlots
+// batches of at most handOffBatch messages in the inbox, plus the batch the
+// reader fills and the one the task applies. Beyond that the child blocks on
+// its stdout.
+const (
+	handOffBatch = 256
+	handOffSlots = 4
+)
+
 func newShellBolt(d *def, info dsl.TaskInfo) component.BoltTask {
-	b := &shellBolt{def: d, info: info, log: info.Logger, pending: map[string]dsl.Tuple{}, names: map[*dsl.Stream]string{}}
+	b := &shellBolt{def: d, info: info, log: info.Logger, pending: map[string]dsl.Tuple{}, names: map[*dsl.Stream]string{},
+		inbox: make(chan []*wire.Message, handOffSlots)}
 	if b.log == nil {
 		b.log = zap.NewNop()
 	}
@@ -106,7 +125,8 @@ func (b *shellBolt) fail(err error) {
 }
 
 // Execute hands the input to the child. It waits while maxPendingKey inputs
-// are already queued for the child (backpressure, as Storm's shell bolt).
+// are already queued for the child (backpressure, as Storm's shell bolt),
+// applying what the child says meanwhile.
 func (b *shellBolt) Execute(t *dsl.Tuple, c dsl.Collector) error {
 	in := *t // held until the child settles it: a copy, as the input's batch is reused
 	if b.dead {
@@ -115,12 +135,13 @@ func (b *shellBolt) Execute(t *dsl.Tuple, c dsl.Collector) error {
 	}
 	b.nextID++
 	id := strconv.FormatUint(b.nextID, 10)
+	handle := func(batch []*wire.Message) { b.apply(batch, c) }
 	if in.IsTick() { // untracked and often never acked by children: not held
-		b.child.send(b.encode(tickPrefix+id, in))
+		b.child.send(b.encode(tickPrefix+id, in), b.inbox, handle)
 		return nil
 	}
 	b.pending[id] = in
-	if !b.child.send(b.encode(id, in)) {
+	if !b.child.send(b.encode(id, in), b.inbox, handle) {
 		delete(b.pending, id)
 		c.Fail(in)
 	}
@@ -252,6 +273,40 @@ func (b *shellBolt) settle(m *wire.Message, c dsl.Collector) {
 	}
 }
 
+// drain applies the batches the inbox holds when it starts, on the task's
+// goroutine; later ones wait for the next drain, so other messages of the task
+// (acks, inputs, stop) are served in between however fast the child talks.
+func (b *shellBolt) drain(c dsl.Collector) {
+	b.drainPosted.Store(false) // from here on a new batch posts another drain
+	for range len(b.inbox) {
+		b.apply(<-b.inbox, c)
+	}
+}
+
+// handOff gives a batch to the task, waiting while the inbox is full; it
+// reports false if the child was stopped first.
+func (b *shellBolt) handOff(c *child, batch []*wire.Message) bool {
+	select {
+	case b.inbox <- batch:
+	default:
+		stopped := false
+		c.stall(func() {
+			select {
+			case b.inbox <- batch:
+			case <-c.stop:
+				stopped = true
+			}
+		})
+		if stopped {
+			return false
+		}
+	}
+	if b.drainPosted.CompareAndSwap(false, true) {
+		b.info.Post(b.drain)
+	}
+	return true
+}
+
 // boltReader handles the child's messages on the reader goroutine: logs, errors
 // and metrics at once; emits, acks and fails in batches on the task's goroutine.
 type boltReader struct {
@@ -275,10 +330,12 @@ func (r *boltReader) frame(c *child, frame []byte, more bool) error {
 	default:
 		return c.protocolError(frame, fmt.Errorf("a bolt may not send %q", m.Kind))
 	}
-	if !more && len(r.batch) > 0 {
+	if len(r.batch) > 0 && (!more || len(r.batch) >= handOffBatch) {
 		batch := r.batch
 		r.batch = nil
-		r.b.info.Post(func(c dsl.Collector) { r.b.apply(batch, c) })
+		if !r.b.handOff(c, batch) {
+			return errReaderStopped
+		}
 	}
 	return nil
 }
@@ -310,11 +367,13 @@ func logAt(log *zap.Logger, l wire.Level, msg string) {
 	}
 }
 
-// confInt reads a whole number from conf, or 0.
+// confInt reads a whole number from conf, or 0. Build checked its range.
 func confInt(conf dsl.Conf, key string) int {
 	switch v := conf[key].(type) {
 	case int:
 		return v
+	case int32:
+		return int(v)
 	case int64:
 		return int(v)
 	case float64:

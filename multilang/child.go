@@ -42,7 +42,10 @@ type childConfig struct {
 	heartbeat  time.Duration // 0: no heartbeats or silence checks (spouts)
 	grace      time.Duration
 	maxMessage int
-	dataSlots  int // queued data messages before send waits
+	// dataSlots is how many data messages may be queued before send waits
+	// (topology.shellbolt.max.pending). Only what is queued takes memory: 2^31-1
+	// costs nothing up front.
+	dataSlots int
 	// onFrame handles each message after the handshake answer, on the reader
 	// goroutine; more reports that further input is already buffered. An error
 	// fails the child.
@@ -54,7 +57,7 @@ type childConfig struct {
 
 // child is a running shell process with its goroutines: one writer for stdin,
 // one reader for stdout, one for stderr, a waiter and (for bolts) a watchdog.
-// Everything else talks to it through send, sendControl, die and Close.
+// Everything else talks to it through send, sendControl, stall, die and Close.
 type child struct {
 	cfg    childConfig
 	cmd    *exec.Cmd
@@ -64,8 +67,9 @@ type child struct {
 	stdout *os.File
 	stderr *os.File
 
-	ctrl       controlQueue
-	data       chan any
+	ctrl       controlQueue  // served first
+	data       controlQueue  // bolt inputs; its signal is ctrl's: one wake-up for the writer
+	room       chan struct{} // a token per queued data message: send waits while it is full
 	stop       chan struct{} // closed when the child fails or is closed: the writer and watchdog end
 	stopOnce   sync.Once
 	reaped     chan struct{} // closed once the process was reaped and err is set
@@ -78,6 +82,7 @@ type child struct {
 	reportedPid   atomic.Int64
 	pidFileOK     atomic.Bool
 	heartbeatSent atomic.Bool // a heartbeat is queued and not yet written
+	stalled       atomic.Bool // the reader waits for the task to take what it read (see stall)
 	heartbeats    atomic.Uint64
 
 	mu     sync.Mutex // mu guards cause, exited and err
@@ -88,9 +93,12 @@ type child struct {
 }
 
 func startChild(cfg childConfig) (*child, error) {
-	c := &child{cfg: cfg, data: make(chan any, max(cfg.dataSlots, 1)), stop: make(chan struct{}),
+	// room holds empty structs: a channel of them allocates no buffer, however
+	// many slots it has.
+	c := &child{cfg: cfg, room: make(chan struct{}, max(cfg.dataSlots, 1)), stop: make(chan struct{}),
 		reaped: make(chan struct{}), stderrDone: make(chan struct{})}
 	c.ctrl.signal = make(chan struct{}, 1)
+	c.data.signal = c.ctrl.signal
 	if err := c.start(); err != nil {
 		return nil, fmt.Errorf("multilang: component %q task %d: starting %q: %w", cfg.component, cfg.task, cfg.cmd.quoted(), err)
 	}
@@ -164,8 +172,27 @@ func (c *child) Pid() int { return c.pid }
 
 func (c *child) heard() { c.lastHeard.Store(time.Now().UnixNano()) }
 
+// silence is how long the child has said nothing. While the reader waits for
+// the task (stall), the child is not silent: it waits for us, and what it says
+// waits in its stdout.
 func (c *child) silence() time.Duration {
+	if c.stalled.Load() {
+		return 0
+	}
 	return time.Since(time.Unix(0, c.lastHeard.Load()))
+}
+
+// stall runs wait, in which the reader waits for the task to take what the
+// child said: the reader stops reading its stdout meanwhile, so a child that
+// says more than the task can take blocks on its pipe instead of filling the
+// host's memory (Storm's ShellBolt reader blocks on its emits the same way).
+// The child is not timed while it waits for us. wait must end once the child
+// is stopped (c.stop).
+func (c *child) stall(wait func()) {
+	c.stalled.Store(true)
+	wait()
+	c.heard()
+	c.stalled.Store(false)
 }
 
 // limit is how long the child may stay silent: the subprocess timeout once it
@@ -184,14 +211,22 @@ func (c *child) limitName() string {
 	return fmt.Sprintf("no answer to the handshake within %v", c.limit())
 }
 
-// send queues a data message (a bolt input) for the writer, waiting while the
-// queue is full. It reports false if the child failed or was closed.
-func (c *child) send(m any) bool {
-	select {
-	case c.data <- m:
-		return true
-	case <-c.stop:
-		return false
+// send queues a data message (a bolt input) for the writer, waiting while
+// dataSlots of them are queued. It reports false if the child failed or was
+// closed. While it waits, it passes each batch the reader hands over on inbox
+// to handle: the task waiting here is the one that must take them, or a child
+// that reads its stdin only once its stdout is read would never unblock it.
+func (c *child) send(m any, inbox <-chan []*wire.Message, handle func([]*wire.Message)) bool {
+	for {
+		select {
+		case c.room <- struct{}{}:
+			c.data.push(m)
+			return true
+		case batch := <-inbox:
+			handle(batch)
+		case <-c.stop:
+			return false
+		}
 	}
 }
 
@@ -217,7 +252,7 @@ func (c *child) write() {
 		if _, ok := m.(heartbeat); ok {
 			c.heartbeatSent.Store(false)
 		}
-		if _, err = w.Write(buf); err == nil && c.ctrl.len() == 0 && len(c.data) == 0 {
+		if _, err = w.Write(buf); err == nil && c.ctrl.len() == 0 && c.data.len() == 0 {
 			err = w.Flush()
 		}
 		if err != nil {
@@ -233,10 +268,12 @@ func (c *child) next() (any, bool) {
 		if m, ok := c.ctrl.pop(); ok {
 			return m, true
 		}
+		if m, ok := c.data.pop(); ok {
+			<-c.room // a slot for the next send
+			return m, true
+		}
 		select {
 		case <-c.ctrl.signal:
-		case m := <-c.data:
-			return m, true
 		case <-c.stop:
 			return nil, false
 		}
@@ -443,7 +480,8 @@ func (c *child) Close() error {
 	return errors.Join(err, os.RemoveAll(c.pidDir))
 }
 
-// controlQueue is an unbounded FIFO the writer serves before data.
+// controlQueue is an unbounded FIFO: the writer's control messages, served
+// before data, and its data messages, bounded by the child's room.
 type controlQueue struct {
 	mu     sync.Mutex // mu guards items
 	items  []any

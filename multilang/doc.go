@@ -40,9 +40,13 @@
 // id of its own, and acks, fails, anchors and emits (also direct) at any time;
 // an emit is answered with the destination task ids unless it says
 // "need_task_ids": false (a direct emit gets no answer). Inputs wait for the
-// child in a queue of topology.shellbolt.max.pending (default 100) messages;
-// when it is full the bolt's Execute waits, which backs pressure up the
-// topology. The child gets a heartbeat tuple about once a second and must
+// child in a queue of topology.shellbolt.max.pending (default 100, at most
+// 2^31-1, which takes memory only as inputs queue) messages; when it is full
+// the bolt's Execute waits, which backs pressure up the topology. The other
+// way, a child that says more than its task can take (its emits wait for a
+// slow downstream) is slowed down: the host reads no more of its stdout while
+// a few hundred of its messages wait for the task, so the child blocks on its
+// pipe and memory stays bounded, and it is not timed meanwhile. The child gets a heartbeat tuple about once a second and must
 // answer it with sync; any message counts as a sign of life. Log messages go to
 // the task's zap logger at their level, "error" is logged and the child keeps
 // running, "metrics" updates the task's stats. Acking or failing an unknown id

@@ -29,6 +29,9 @@ var (
 var (
 	errExited    = errors.New("multilang: child exited")
 	errHandshake = errors.New("multilang: bad handshake")
+	// errReaderStopped ends the reader when the child was stopped while the
+	// reader waited for the task (it is never the first cause of a failure).
+	errReaderStopped = errors.New("multilang: stopped while waiting for the task")
 )
 
 // protocolError reports bad input: a message that is not valid multilang, or a

@@ -107,9 +107,16 @@ func (s *shellSpout) frame(c *child, frame []byte, _ bool) error {
 	select {
 	case s.inbox <- m:
 		return nil
-	case <-c.stop:
-		return errors.New("stopped")
+	default:
 	}
+	c.stall(func() { // the task is busy (its emits park on a full ring): wait for it
+		select {
+		case s.inbox <- m:
+		case <-c.stop:
+			err = errReaderStopped
+		}
+	})
+	return err
 }
 
 // outputNames lists the stream ids the child may emit on.
