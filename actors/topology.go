@@ -55,6 +55,16 @@ type incarnation struct {
 	// during a burst or a batch of inputs flushes what it holds, so a tuple
 	// waits about one interval, plus the call that produced it, at most.
 	flushEpoch atomic.Uint64
+	// beat drives flushEpoch: the wall clock, whatever clock the timeouts
+	// read (see systemTask); nil means the wall clock.
+	beat clock.Clock
+}
+
+func (inc *incarnation) beatClock() clock.Clock {
+	if inc.beat == nil {
+		return clock.Real()
+	}
+	return inc.beat
 }
 
 // taskInfo describes task t to its component; cancel ends its Context, which

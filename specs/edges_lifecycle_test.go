@@ -3,6 +3,7 @@ package specs_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -85,10 +87,11 @@ var _ = Describe("Edges: a task's Context ends when the task is stopped", Label(
 		executing, returned := make(chan struct{}), make(chan struct{})
 		b := dsl.New("busy-on-context", nil)
 		bolt := b.Bolt("bolt", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-			return handlerFunc(func(Num) {
+			return HandlerFunc[Num](func(Num, dsl.Emitter) error {
 				close(executing)
 				<-info.Context().Done() // a call to a service, bounded by the task's Context
 				close(returned)
+				return nil
 			})
 		}))
 		b.Unanchored(b.Spout("spout", CountTo(1)), bolt, dsl.Shuffle[Num]())
@@ -102,15 +105,91 @@ var _ = Describe("Edges: a task's Context ends when the task is stopped", Label(
 	})
 })
 
-// handlerFunc is a bolt handler calling fn with each input (auto-acked).
-type handlerFunc func(Num)
-
-func (f handlerFunc) Execute(in Num, _ dsl.Emitter) error {
-	f(in)
-	return nil
-}
-
 // idleHandler consumes its input (auto-acked).
 type idleHandler struct{}
 
 func (idleHandler) Execute(Num, dsl.Emitter) error { return nil }
+
+var _ = Describe("Edges: the manual clock runs only what a test asks for", Label("edges", "clock"), func() {
+	DescribeTable("delivers and acks a slow source's tuples while the manual clock stands still",
+		func(conf dsl.Conf) {
+			// Each Next waits for the spec to hand it a value, as a queue
+			// consumer does; nothing moves the clock.
+			values := make(chan Num)
+			var closeOnce sync.Once
+			closeValues := func() { closeOnce.Do(func() { close(values) }) }
+			DeferCleanup(closeValues)
+			var calls, acked atomic.Int32
+			got := NewDeliveries[Num]()
+			b := dsl.New("slow-source-still-clock", conf)
+			spout := b.Spout("spout", dsl.Reliable(func() (int, Num, bool) {
+				calls.Add(1)
+				v, ok := <-values
+				return v.N, v, ok
+			}, func(int) { acked.Add(1) }, func(int) {}))
+			b.Anchored(spout, b.Bolt("sink", CaptureBolt(got)), dsl.Shuffle[Num]())
+			r := Run(Build(b), NewManualClock().Option())
+
+			for n := 1; n <= 4; n++ {
+				Eventually(calls.Load).Should(Equal(int32(n)), "Next %d waits for data", n)
+				values <- Num{N: n}
+				Eventually(got.Len).Should(Equal(n), "tuple %d is delivered while Next %d waits", n, n+1)
+			}
+			// Acks reach the spout between its Next calls: once Next says the
+			// source is empty, every one is served (and whether one came in
+			// before a Next began is a race no spec should depend on).
+			closeValues()
+			Eventually(acked.Load).Should(Equal(int32(4)), "every message is acked")
+			Stop(r)
+		},
+		Entry("with the default flush interval", nil),
+		// No flush beat comes during the spec: a source counts as slow until a
+		// beat shows it is not, so even its first tuple leaves at once.
+		Entry("with a flush interval longer than the spec", dsl.Conf{dsl.BatchFlushInterval: time.Hour}),
+	)
+
+	It("advances an hour in one step per timer, not per period, with every beat still counted", func() {
+		clk, trace := NewManualClock(), NewTrace()
+		src := sheltertest.NewSource(Num{N: 1})
+		var ticks atomic.Int32
+		held := make(chan struct{}, 1)
+		b := dsl.New("long-advance", nil)
+		spout := b.Spout("spout", src.Spout())
+		hold := b.Bolt("hold", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
+			return &tickCounter{ticks: &ticks, held: held} // never acks: only expiry ends the tree
+		}), dsl.WithConf(dsl.Conf{dsl.TickFrequency: time.Millisecond}))
+		b.Anchored(spout, hold, dsl.Shuffle[Num]())
+		r := Run(Build(b), clk.Option(), trace.Option())
+		Eventually(held).Should(Receive())
+		Eventually(func() int { return trace.Count(FromComponent("__acker"), KindIs("AckerStep")) }).Should(Equal(2), "Track and Anchor applied")
+		Expect(ticks.Load()).To(BeZero(), "no tick before the clock moves")
+
+		// 3.6 million tick periods and 240 acker rotations pass in one Advance.
+		// A task that could not keep up with a real ticker would get one tick
+		// for all of them; so does the bolt here, and Advance does the work of
+		// one firing per timer. The acker still counts every rotation it
+		// missed: the tree expires.
+		clk.Advance(time.Hour)
+		Eventually(func() []int { return NackedIDs(src) }).Should(Equal([]int{1}), "the held tree timed out")
+		Eventually(ticks.Load).Should(Equal(int32(1)))
+		Consistently(ticks.Load).Should(Equal(int32(1)), "one tick tuple for the hour")
+		Expect(clk.Now()).To(Equal(NewManualClock().Now().Add(time.Hour)))
+		Stop(r)
+	})
+})
+
+// tickCounter holds its inputs (never acks them) and counts its tick tuples.
+type tickCounter struct {
+	ticks *atomic.Int32
+	held  chan<- struct{}
+}
+
+func (t *tickCounter) Execute(Num, dsl.Tuple, dsl.Collector) error {
+	t.held <- struct{}{}
+	return nil
+}
+
+func (t *tickCounter) Tick(dsl.Tick, dsl.Collector) error {
+	t.ticks.Add(1)
+	return nil
+}
