@@ -95,8 +95,8 @@ func (d *deadLetters) observe(msg any) {
 // Start spawns every task of plan and activates them in Storm's order: ackers,
 // bolts, spouts, then the system task's timers. When a task fails meanwhile it
 // returns nil: the failure reaches onFailure like any other. When ctx ends
-// first it returns ctx's cause. Either way the incarnation is returned, so the
-// caller can Stop it.
+// first it returns ctx's cause, and every task's Context ends with that cause.
+// Either way the incarnation is returned, so the caller can Stop it.
 func (s *System) Start(ctx context.Context, plan *routing.Plan, cfg Config) (*Topology, error) {
 	t := newTopology(plan, cfg, s)
 	s.mu.Lock()
@@ -106,6 +106,10 @@ func (s *System) Start(ctx context.Context, plan *routing.Plan, cfg Config) (*To
 		return t, err
 	}
 	if err := t.activate(ctx); err != nil && !errors.Is(err, errBroken) {
+		// The incarnation will never run: a constructor waiting on its task's
+		// Context (dialing a service with it) is told why, so it returns and
+		// the caller's Stop does not wait a grace period for it.
+		t.inc.end(context.Cause(ctx))
 		return t, err
 	}
 	return t, nil

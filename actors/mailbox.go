@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -120,12 +121,21 @@ func (m *mailbox) putData(msg any) bool {
 	return true
 }
 
-// postTick records a timer beat; it never blocks and never queues more than one
-// tick message.
-func (m *mailbox) postTick() {
-	if m.ticks.Add(1) == 1 {
-		m.pending.Add(1)
-		m.schedule()
+// postTick records timer beats (several when a manual clock's Advance passed
+// them at once); it never blocks and never queues more than one tick message.
+// The count saturates rather than wraps: a task that sleeps through a long
+// Advance must not see its beats turn negative.
+func (m *mailbox) postTick(beats int) {
+	add := int32(min(beats, math.MaxInt32))
+	for {
+		old := m.ticks.Load()
+		if m.ticks.CompareAndSwap(old, old+min(add, math.MaxInt32-old)) {
+			if old == 0 {
+				m.pending.Add(1)
+				m.schedule()
+			}
+			return
+		}
 	}
 }
 

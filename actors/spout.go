@@ -33,7 +33,9 @@ type spoutTask struct {
 	// epoch is the flush beat last seen by burst, nexts the Next calls since it
 	// moved, and slow whether the source made at most slowNexts calls in the
 	// last beat: then batching cannot fill a batch anyway, and each Next's
-	// tuples are flushed at once instead of waiting a beat.
+	// tuples are flushed at once instead of waiting a beat. A source counts
+	// as slow until a beat shows otherwise: its first Next may be the one that
+	// waits for data, and the tuples before it must not wait with it.
 	epoch uint64
 	nexts int
 	slow  bool
@@ -134,6 +136,9 @@ func (s *spoutTask) start() {
 	s.impl = newSpoutTask(s.task.Component, info)
 	s.router = s.inc.plan.NewRouter(s.task, s.out, s.inc.ids(s.task.ID))
 	s.max = info.Settings.MaxSpoutPending
+	// Without a flush beat nothing would ever tell a fast source from a slow
+	// one: batches then flush when full or idle only, as configured.
+	s.slow = s.inc.plan.Topology.Settings.BatchFlushInterval > 0
 	if o, ok := s.impl.(component.Opener); ok {
 		o.Open(s)
 	}
@@ -165,8 +170,10 @@ func (s *spoutTask) burst() {
 		}
 		s.trace.in("Next")
 		if !s.impl.Next(s) {
-			s.out.flush()
+			// The wait is armed before the flush, so whoever sees the tuples
+			// arrive (a test about to move its clock) knows it is armed.
 			s.backOff()
+			s.out.flush()
 			return
 		}
 		s.nexts++

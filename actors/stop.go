@@ -13,6 +13,10 @@ import (
 // has no way to stop a goroutine from outside.
 var errStuck = errors.New("still running user code after the grace period; it cannot be stopped, only abandoned")
 
+// errStopped is the cause of a task's Context when its incarnation stops it
+// before it deactivated.
+var errStopped = errors.New("actors: the task is stopping")
+
 // Stop ends the incarnation in Storm's order: the system task's timers and the
 // spouts are deactivated; a drain waits until nothing is in flight, at most the
 // drain timeout and no longer than ctx; the bolts are deactivated; then every
@@ -51,6 +55,10 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	for _, b := range t.inc.boxes {
 		b.close() // wake senders parked on full rings
 	}
+	// The tasks stop now: a task that did not deactivate may be waiting on its
+	// Context in user code (a Next, an Execute, its constructor). Ending every
+	// task's Context lets it return and stop rather than be abandoned.
+	t.inc.end(errStopped)
 	// Group by group, so ackers outlive the bolts: what a bolt acks or fails
 	// while it stops (a dying shell child's inputs) still reaches them. Each
 	// group gets a grace of its own to stop: a task that did not deactivate in

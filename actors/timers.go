@@ -7,7 +7,11 @@ import (
 
 // systemTask owns the timers: acker rotation (also a nudge to spouts), tick
 // tuples to bolts at each bolt's frequency, and the flush beat that bounds how
-// long a tuple waits in a batch (topology.batch.flush.interval.millis).
+// long a tuple waits in a batch (topology.batch.flush.interval.millis). The
+// flush beat runs on the wall clock even when the others run on a test's
+// manual clock: it bounds a tuple's latency, it does not time anything a test
+// would move the clock for, and a test that never moves the clock must still
+// see a slow source's tuples leave.
 type systemTask struct {
 	inc    *incarnation
 	trace  tracer
@@ -45,7 +49,7 @@ func (s *systemTask) startTimers() {
 	}
 	if flush := p.Topology.Settings.BatchFlushInterval; flush > 0 {
 		epoch := &s.inc.flushEpoch
-		s.timers = append(s.timers, s.inc.clock.Every(flush, func() { epoch.Add(1) }))
+		s.timers = append(s.timers, s.inc.beatClock().Every(flush, func(int) { epoch.Add(1) }))
 	}
 	for _, c := range p.Topology.Components {
 		freq := c.Settings.TickFrequency
@@ -60,10 +64,10 @@ func (s *systemTask) startTimers() {
 	}
 }
 
-func postAll(boxes []*mailbox) func() {
-	return func() {
+func postAll(boxes []*mailbox) func(beats int) {
+	return func(beats int) {
 		for _, b := range boxes {
-			b.postTick()
+			b.postTick(beats)
 		}
 	}
 }

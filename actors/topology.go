@@ -45,10 +45,26 @@ type incarnation struct {
 	gauge *gauge
 	clock clock.Clock
 	log   *zap.Logger
+	// life is the parent of every task's Context. It ends only when the
+	// incarnation gives up on its tasks' own lifecycle: a start-up interrupted
+	// (a constructor may be waiting on its Context), or tasks still busy when
+	// the stop's grace ran out. end records why.
+	life context.Context
+	end  context.CancelCauseFunc
 	// flushEpoch advances every flush interval. A task that sees it change
 	// during a burst or a batch of inputs flushes what it holds, so a tuple
 	// waits about one interval, plus the call that produced it, at most.
 	flushEpoch atomic.Uint64
+	// beat drives flushEpoch: the wall clock, whatever clock the timeouts
+	// read (see systemTask); nil means the wall clock.
+	beat clock.Clock
+}
+
+func (inc *incarnation) beatClock() clock.Clock {
+	if inc.beat == nil {
+		return clock.Real()
+	}
+	return inc.beat
 }
 
 // taskInfo describes task t to its component; cancel ends its Context, which
@@ -63,7 +79,7 @@ func (inc *incarnation) taskInfo(t routing.Task) (info dsl.TaskInfo, cancel cont
 	for k, v := range c.Conf {
 		conf[k] = v
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(inc.life)
 	info = dsl.TaskInfo{
 		Topology: inc.plan.Topology.Name, Component: c.ID, Task: t.ID, Index: t.Index,
 		Parallelism: c.Parallelism, Settings: c.Settings, Conf: conf, Logger: inc.taskLogger(t),
@@ -121,6 +137,7 @@ func newTopology(plan *routing.Plan, cfg Config, host *System) *Topology {
 	}
 	inc := &incarnation{plan: plan, cfg: cfg, gauge: newGauge(), clock: cfg.Clock,
 		log: cfg.Logger.With(zap.String("topology", plan.Topology.Name))}
+	inc.life, inc.end = context.WithCancelCause(context.Background())
 	t := &Topology{inc: inc, host: host, byPID: map[string]int{}, failed: map[int]bool{},
 		failChanged: make(chan struct{}), broken: make(chan struct{})}
 	n := len(plan.Tasks) + 1

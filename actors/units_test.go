@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -376,10 +377,30 @@ func TestUserMessageCountCountsEveryLane(t *testing.T) {
 	if n := m.UserMessageCount(); n != 3 {
 		t.Errorf("count %d with two control messages and a batch, want 3", n)
 	}
-	m.postTick()
-	m.postTick()
+	m.postTick(1)
+	m.postTick(1)
 	if n := m.UserMessageCount(); n != 4 {
 		t.Errorf("count %d with two beats more, want 4: beats coalesce into one message", n)
+	}
+}
+
+// TestTickBeatsAddUpAndSaturate: the beats of a long Advance reach the task in
+// one tick message, counted, and a count too large for the mailbox saturates
+// instead of wrapping.
+func TestTickBeatsAddUpAndSaturate(t *testing.T) {
+	m := idleBoxes(1, 2)[0]
+	m.postTick(3)
+	m.postTick(4)
+	if n := m.UserMessageCount(); n != 1 {
+		t.Fatalf("%d messages for two posts of beats, want one", n)
+	}
+	if tk, ok := m.takeTick(); !ok || tk.n != 7 {
+		t.Fatalf("took %+v (%v), want 7 beats", tk, ok)
+	}
+	m.postTick(math.MaxInt32)
+	m.postTick(3_600_000)
+	if tk, _ := m.takeTick(); tk.n != math.MaxInt32 {
+		t.Fatalf("took %d beats, want the count saturated at %d", tk.n, math.MaxInt32)
 	}
 }
 
@@ -720,7 +741,7 @@ func TestRotationTicksReachAckersAndSpouts(t *testing.T) {
 	b.Unanchored(spout, b.Bolt("quiet", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
 	plan := routing.Compile(build(t, b))
 	clk := clock.NewManual(time.Unix(0, 0))
-	inc := &incarnation{plan: plan, clock: clk}
+	inc := &incarnation{plan: plan, clock: clk, beat: clk}
 	inc.boxes = idleBoxes(len(plan.Tasks)+1, 1)
 	s := &systemTask{inc: inc}
 	s.startTimers()

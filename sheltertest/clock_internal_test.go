@@ -1,6 +1,7 @@
 package sheltertest
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ func TestClockRunsDueCallbacksInDeadlineOrder(t *testing.T) {
 	c := NewClock(start)
 	var got []string
 	c.m.AfterFunc(3*time.Second, func() { got = append(got, "three") })
-	every := c.m.Every(time.Second, func() { got = append(got, "every") })
+	every := c.m.Every(time.Second, func(beats int) { got = append(got, fmt.Sprintf("every×%d", beats)) })
 	c.m.AfterFunc(time.Second, func() { got = append(got, "one") })
 	c.m.AfterFunc(10*time.Second, func() { got = append(got, "ten") })
 	if c.m.Timers() != 4 {
@@ -24,9 +25,11 @@ func TestClockRunsDueCallbacksInDeadlineOrder(t *testing.T) {
 	if len(got) != 0 {
 		t.Fatalf("callbacks ran early: %v", got)
 	}
-	c.Advance(2001 * time.Millisecond)
-	// At 1 s and 3 s two callbacks are due: the one scheduled first runs first.
-	want := []string{"every", "one", "every", "three", "every"}
+	c.Advance(time.Millisecond)
+	c.Advance(2 * time.Second)
+	// At 1 s two callbacks are due: the one scheduled first runs first. The
+	// repeating one runs once for the two periods of the second Advance, at 3 s.
+	want := []string{"every×1", "one", "three", "every×2"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("callbacks ran %v, want %v", got, want)
 	}

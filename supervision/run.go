@@ -59,6 +59,9 @@ const maxEvents = 64
 // When a task fails, the topology is restarted with back-off (see the package
 // doc) unless [WithoutRestarts] is given. Cancelling ctx stops the topology,
 // as exec.CommandContext kills its process: Wait then returns ctx's cause.
+// If ctx ends before the topology is active, Run stops what it started and
+// returns an error wrapping ctx's cause; the tasks' [dsl.TaskInfo] Contexts end
+// with that cause, so a constructor waiting on its Context returns.
 func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error) {
 	o := defaults()
 	for _, opt := range opts {

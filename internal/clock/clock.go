@@ -4,7 +4,6 @@
 package clock
 
 import (
-	"sort"
 	"sync"
 	"time"
 )
@@ -15,8 +14,11 @@ type Clock interface {
 	Now() time.Time
 	// AfterFunc calls f once after d.
 	AfterFunc(d time.Duration, f func()) Timer
-	// Every calls f every d until stopped.
-	Every(d time.Duration, f func()) Timer
+	// Every calls f every d until stopped. beats is how many periods the call
+	// stands for: 1, unless a manual clock's Advance passed several at once;
+	// they are coalesced into one call, as a time.Ticker drops the ticks of a
+	// slow receiver, but counted.
+	Every(d time.Duration, f func(beats int)) Timer
 }
 
 // Timer cancels a scheduled callback. After Stop returns, f is not running and
@@ -33,11 +35,11 @@ func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) AfterFunc(d time.Duration, f func()) Timer {
 	t := &realTimer{stop: make(chan struct{}), done: make(chan struct{})}
-	go t.run(d, false, f)
+	go t.run(d, false, func(int) { f() })
 	return t
 }
 
-func (realClock) Every(d time.Duration, f func()) Timer {
+func (realClock) Every(d time.Duration, f func(beats int)) Timer {
 	t := &realTimer{stop: make(chan struct{}), done: make(chan struct{})}
 	go t.run(d, true, f)
 	return t
@@ -50,7 +52,7 @@ type realTimer struct {
 	done chan struct{}
 }
 
-func (t *realTimer) run(d time.Duration, repeat bool, f func()) {
+func (t *realTimer) run(d time.Duration, repeat bool, f func(beats int)) {
 	defer close(t.done)
 	tk := time.NewTicker(max(d, time.Microsecond))
 	defer tk.Stop()
@@ -59,7 +61,7 @@ func (t *realTimer) run(d time.Duration, repeat bool, f func()) {
 		case <-t.stop:
 			return
 		case <-tk.C:
-			f()
+			f(1) // the ticker drops what f was too slow for
 			if !repeat {
 				return
 			}
@@ -87,12 +89,11 @@ func NewManual(start time.Time) *Manual {
 }
 
 type manualTimer struct {
-	c      *Manual
-	at     time.Time
-	every  time.Duration
-	f      func()
-	seq    int
-	active bool
+	c     *Manual
+	at    time.Time // the next due time
+	every time.Duration
+	f     func(beats int)
+	seq   int
 }
 
 // Now returns the manual time.
@@ -103,16 +104,21 @@ func (m *Manual) Now() time.Time {
 }
 
 // AfterFunc schedules f at Now()+d.
-func (m *Manual) AfterFunc(d time.Duration, f func()) Timer { return m.schedule(d, 0, f) }
+func (m *Manual) AfterFunc(d time.Duration, f func()) Timer {
+	return m.schedule(d, 0, func(int) { f() })
+}
 
-// Every schedules f at every multiple of d from now.
-func (m *Manual) Every(d time.Duration, f func()) Timer { return m.schedule(d, d, f) }
+// Every schedules f at every multiple of d from now; see Advance for how beats
+// that fall due together are counted. A period under a nanosecond counts as one.
+func (m *Manual) Every(d time.Duration, f func(beats int)) Timer {
+	return m.schedule(d, max(d, 1), f)
+}
 
-func (m *Manual) schedule(d, every time.Duration, f func()) Timer {
+func (m *Manual) schedule(d, every time.Duration, f func(int)) Timer {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.seq++
-	t := &manualTimer{c: m, at: m.now.Add(d), every: every, f: f, seq: m.seq, active: true}
+	t := &manualTimer{c: m, at: m.now.Add(d), every: every, f: f, seq: m.seq}
 	m.timers[t] = struct{}{}
 	return t
 }
@@ -120,7 +126,6 @@ func (m *Manual) schedule(d, every time.Duration, f func()) Timer {
 func (t *manualTimer) Stop() {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
-	t.active = false
 	delete(t.c.timers, t)
 }
 
@@ -131,48 +136,65 @@ func (m *Manual) Timers() int {
 	return len(m.timers)
 }
 
-// Advance moves time forward by d, running every callback that falls due.
+// Advance moves time forward by d, running every callback that falls due. A
+// repeating callback runs once, however many of its periods d spans: at the
+// latest of them, told how many. Advance(time.Hour) thus costs one call per
+// timer, not one per period, as a time.Ticker hands a slow receiver one tick.
+// Callbacks run in the order of the times they run at, and the clock reads that
+// time while each runs.
 func (m *Manual) Advance(d time.Duration) {
 	m.mu.Lock()
 	end := m.now.Add(d)
 	m.mu.Unlock()
 	for {
-		t := m.nextDue(end)
+		t, beats := m.nextDue(end)
 		if t == nil {
 			break
 		}
-		t.f()
+		t.f(beats)
 	}
 	m.mu.Lock()
-	m.now = end
+	if end.After(m.now) { // a concurrent Advance may have gone further
+		m.now = end
+	}
 	m.mu.Unlock()
 }
 
-// nextDue pops the earliest callback due by end and moves the clock to it.
-func (m *Manual) nextDue(end time.Time) *manualTimer {
+// nextDue picks the callback that runs first by end, moves the clock to the
+// time it runs at and reschedules or drops it. A repeating timer runs at its
+// last due time by end, for all the beats due until then.
+func (m *Manual) nextDue(end time.Time) (next *manualTimer, beats int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var due []*manualTimer
+	var at time.Time
 	for t := range m.timers {
-		if !t.at.After(end) {
-			due = append(due, t)
+		if t.at.After(end) {
+			continue
+		}
+		n, runAt := t.due(end)
+		if next == nil || runAt.Before(at) || runAt.Equal(at) && t.seq < next.seq {
+			next, beats, at = t, n, runAt
 		}
 	}
-	if len(due) == 0 {
-		return nil
+	if next == nil {
+		return nil, 0
 	}
-	sort.Slice(due, func(i, j int) bool {
-		if due[i].at.Equal(due[j].at) {
-			return due[i].seq < due[j].seq
-		}
-		return due[i].at.Before(due[j].at)
-	})
-	t := due[0]
-	m.now = t.at
-	if t.every > 0 {
-		t.at = t.at.Add(t.every)
+	if at.After(m.now) {
+		m.now = at
+	}
+	if next.every > 0 {
+		next.at = at.Add(next.every)
 	} else {
-		delete(m.timers, t)
+		delete(m.timers, next)
 	}
-	return t
+	return next, beats
+}
+
+// due returns how many of t's beats are due by end (t.at is) and the last.
+func (t *manualTimer) due(end time.Time) (beats int, last time.Time) {
+	if t.every == 0 {
+		return 1, t.at
+	}
+	n := end.Sub(t.at) / t.every
+	return int(n) + 1, t.at.Add(n * t.every)
 }

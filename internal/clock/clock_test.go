@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"fmt"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,32 +16,59 @@ func TestManualRunsDueCallbacksInDeadlineOrder(t *testing.T) {
 	m := NewManual(time.Unix(0, 0))
 	var got []string
 	m.AfterFunc(3*time.Second, func() { got = append(got, "three") })
-	m.Every(time.Second, func() { got = append(got, "every") })
+	m.Every(time.Second, func(beats int) { got = append(got, fmt.Sprintf("every×%d", beats)) })
 	m.AfterFunc(time.Second, func() { got = append(got, "one") })
 
 	m.Advance(999 * time.Millisecond)
 	if len(got) != 0 {
 		t.Fatalf("callbacks ran early: %v", got)
 	}
-	m.Advance(2001 * time.Millisecond)
-	want := []string{"every", "one", "every", "three", "every"} // at 3 s, the earlier-scheduled timer first
-	if len(got) != len(want) {
+	m.Advance(time.Millisecond)
+	m.Advance(2 * time.Second)
+	// At 1 s both are due: the one scheduled first runs first. The next Advance
+	// spans two periods: the repeating callback runs once, at the later (3 s,
+	// after "three", scheduled before it), for both.
+	want := []string{"every×1", "one", "three", "every×2"}
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %v, want %v", got, want)
-		}
 	}
 	if now := m.Now(); !now.Equal(time.Unix(3, 0)) {
 		t.Fatalf("Now() = %v after advancing 3 s", now)
 	}
 }
 
+// TestManualAdvanceCostsOneCallPerTimer: a long Advance calls a fast repeating
+// callback once with the beats it stands for, and the clock reads the time of
+// each call while it runs.
+func TestManualAdvanceCostsOneCallPerTimer(t *testing.T) {
+	start := time.Unix(0, 0)
+	m := NewManual(start)
+	var calls, beats int
+	var at []time.Duration
+	m.Every(time.Millisecond, func(n int) {
+		calls++
+		beats += n
+		at = append(at, m.Now().Sub(start))
+	})
+	m.AfterFunc(90*time.Minute, func() { at = append(at, m.Now().Sub(start)) })
+	m.Advance(time.Hour)
+	if calls != 1 || beats != 3_600_000 {
+		t.Fatalf("an hour of 1 ms beats: %d calls for %d beats, want 1 call for 3600000", calls, beats)
+	}
+	m.Advance(time.Hour + 500*time.Microsecond) // the one-shot at 1h30 runs first
+	if calls != 2 || beats != 7_200_000 {
+		t.Fatalf("the second hour: %d calls, %d beats in all; want 2 and 7200000", calls, beats)
+	}
+	want := []time.Duration{time.Hour, 90 * time.Minute, 2 * time.Hour}
+	if !reflect.DeepEqual(at, want) {
+		t.Fatalf("callbacks ran at %v, want %v", at, want)
+	}
+}
+
 func TestManualStopCancels(t *testing.T) {
 	m := NewManual(time.Unix(0, 0))
 	var n int
-	tm := m.Every(time.Second, func() { n++ })
+	tm := m.Every(time.Second, func(beats int) { n += beats })
 	m.Advance(2 * time.Second)
 	tm.Stop()
 	m.Advance(10 * time.Second)
@@ -63,7 +92,7 @@ func TestManualCallbackMayScheduleAnother(t *testing.T) {
 func TestRealTimerStopJoinsItsGoroutine(t *testing.T) {
 	c := Real()
 	fired := make(chan struct{}, 16)
-	tm := c.Every(time.Millisecond, func() { fired <- struct{}{} })
+	tm := c.Every(time.Millisecond, func(int) { fired <- struct{}{} })
 	<-fired
 	tm.Stop()
 	tm.Stop() // idempotent
