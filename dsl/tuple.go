@@ -108,8 +108,10 @@ type TaskInfo struct {
 }
 
 // Context returns a context that ends when the task is deactivated or stopped,
-// for components doing I/O (a bolt calling a service, a source waiting for
-// data). It is never nil.
+// or when its start is interrupted (Run's ctx ended first: then with that
+// ctx's cause), for components doing I/O (a bolt calling a service, a source
+// waiting for data). Under multilang.Serve it ends when Serve returns. It is
+// never nil.
 func (ti TaskInfo) Context() context.Context {
 	if ti.ctx == nil {
 		return context.Background()

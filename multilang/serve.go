@@ -30,6 +30,10 @@ const logLevelKey = "goshelter.multilang.log.level"
 // component the topology does not have.
 var errNoComponent = errors.New("multilang: no such component")
 
+// errServed is the cause of a served component's TaskInfo.Context once Serve
+// has returned.
+var errServed = errors.New("multilang: Serve returned")
+
 // Serve runs one component of topo as a Storm shell component, so that a Storm
 // cluster (through a ShellSpout or ShellBolt, see [Flux]) or another goshelter
 // host can run goshelter's Go components as child processes. It reads the
@@ -114,7 +118,11 @@ func (s *server) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("multilang: bad handshake %s: %w", wire.Preview(frame), err)
 	}
-	c, err := s.setup(m.Handshake)
+	// The component's TaskInfo.Context ends when Serve returns, as a task's
+	// ends when the runtime stops it.
+	taskCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(errServed)
+	c, err := s.setup(taskCtx, m.Handshake)
 	if err != nil {
 		s.reportError(err)
 		return err
@@ -184,7 +192,7 @@ func (s *server) readLoop(in chan<- inbound, done <-chan struct{}) {
 // setup answers the handshake and builds the task's TaskInfo. The pid comes
 // first, whatever happens next: Storm reads only a pid from the first message,
 // so an error sent before it would be lost.
-func (s *server) setup(h *wire.Handshake) (*dsl.Component, error) {
+func (s *server) setup(ctx context.Context, h *wire.Handshake) (*dsl.Component, error) {
 	pid := os.Getpid()
 	var pidErr error
 	if h.PidDir != "" {
@@ -209,7 +217,7 @@ func (s *server) setup(h *wire.Handshake) (*dsl.Component, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: topology %q has no component %q", errNoComponent, s.topo.Name, h.Context.ComponentID)
 	}
-	s.info = s.taskInfo(c, h)
+	s.info = s.taskInfo(c, h).WithContext(ctx)
 	s.tracked = map[*dsl.Stream]bool{}
 	s.inputs = map[inputKey]*dsl.Stream{}
 	for _, e := range s.topo.Edges {

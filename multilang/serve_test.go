@@ -547,3 +547,34 @@ func TestServeDeliversLifecycleTuplesAsTheRuntimeDoes(t *testing.T) {
 		t.Errorf("the bolt saw %q, want %q", seen, want)
 	}
 }
+
+// TestServeEndsTheComponentsContextWhenItReturns: a served component doing
+// I/O under TaskInfo.Context hears that Serve is over, as a runtime task
+// hears its stop.
+func TestServeEndsTheComponentsContextWhenItReturns(t *testing.T) {
+	ctxs := make(chan context.Context, 1)
+	b := dsl.New("ctx", nil)
+	b.Streams(Word{})
+	s := b.Spout("words", dsl.Unreliable(func() (Word, bool) { return Word{}, false }))
+	b.Anchored(s, b.Bolt("sink", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Word] {
+		ctxs <- info.Context()
+		return handlerFunc[Word](func(Word, dsl.Emitter) error { return nil })
+	})), dsl.Shuffle[Word]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startServe(t, topo, "sink", 2)
+	ctx := <-ctxs
+	if ctx.Err() != nil {
+		t.Fatalf("the context ended while Serve runs: %v", context.Cause(ctx))
+	}
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the component's context did not end when Serve returned")
+	}
+}
