@@ -45,13 +45,13 @@ func (f handlerFunc[In]) Execute(in In, out Emitter) error { return f(in, out) }
 // per-task state, which needs no lock.
 func AutoAck[In any](consume func(in In, out Emitter) error) *BoltSpec {
 	h := handlerFunc[In](consume)
-	return AutoAckFrom(func(TaskInfo) Handler[In] { return h })
+	return AutoAckFrom(func(TaskInfo) handlerFunc[In] { return h })
 }
 
 // AutoAckFrom defines an auto-ack bolt with one Handler per task. A Handler that
 // also has a method Tick(dsl.Tick, dsl.Collector) error receives tick tuples
 // (see [TickFrequency]); they are not tracked.
-func AutoAckFrom[In any](newHandler func(TaskInfo) Handler[In]) *BoltSpec {
+func AutoAckFrom[In any, H Handler[In]](newHandler func(TaskInfo) H) *BoltSpec {
 	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", NewTask: func(info TaskInfo) any {
 		return newAutoAckTask(newHandler(info), false)
 	}}
@@ -79,7 +79,7 @@ type ManualHandler[In any] interface {
 // Manual defines a bolt whose handler acks and fails inputs itself, one handler
 // per task; a handler with a Tick(dsl.Tick, dsl.Collector) error method
 // receives tick tuples.
-func Manual[In any](newHandler func(TaskInfo) ManualHandler[In]) *BoltSpec {
+func Manual[In any, H ManualHandler[In]](newHandler func(TaskInfo) H) *BoltSpec {
 	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "manual", NewTask: func(info TaskInfo) any {
 		return &manualTask[In]{h: newHandler(info)}
 	}}

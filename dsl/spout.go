@@ -83,13 +83,13 @@ type SpoutSpec struct {
 // lock. Use [ReliableFrom] for per-task state, which needs none.
 func Reliable[ID comparable, T any](next func() (ID, T, bool), ack, nack func(ID)) *SpoutSpec {
 	src := funcSource[ID, T]{next, ack, nack}
-	return ReliableFrom(func(TaskInfo) Source[ID, T] { return src })
+	return ReliableFrom(func(TaskInfo) funcSource[ID, T] { return src })
 }
 
 // ReliableFrom defines a reliable spout with one Source per task. A Source
 // that also has methods Activate() and Deactivate() hears of its task's
 // activation and deactivation, on the task's goroutine.
-func ReliableFrom[ID comparable, T any](newSource func(TaskInfo) Source[ID, T]) *SpoutSpec {
+func ReliableFrom[ID comparable, T any, S Source[ID, T]](newSource func(TaskInfo) S) *SpoutSpec {
 	return &SpoutSpec{
 		Output:   reflect.TypeFor[T](),
 		Reliable: true,
