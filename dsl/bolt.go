@@ -5,8 +5,8 @@ import (
 	"reflect"
 )
 
-// ticker is implemented by handlers that want tick tuples (see
-// [TickFrequency]): a method Tick(dsl.Tick, dsl.Collector) error.
+// ticker is the optional hook of handlers that want tick tuples (see
+// "Optional hooks" in the package doc; handlerHooks checks its name).
 type ticker interface {
 	Tick(t Tick, c Collector) error
 }
@@ -26,6 +26,8 @@ type BoltSpec struct {
 	// Impl is the implementation's own description of the bolt (multilang keeps its
 	// command and declared streams here); the runtime ignores it.
 	Impl any
+
+	hooks hookCheck // the handler type's optional hooks, checked by Build
 }
 
 // Handler processes one input of an auto-ack bolt.
@@ -45,15 +47,21 @@ func (f handlerFunc[In]) Execute(in In, out Emitter) error { return f(in, out) }
 // per-task state, which needs no lock.
 func AutoAck[In any](consume func(in In, out Emitter) error) *BoltSpec {
 	h := handlerFunc[In](consume)
-	return AutoAckFrom(func(TaskInfo) Handler[In] { return h })
+	return AutoAckFrom(func(TaskInfo) handlerFunc[In] { return h })
 }
 
-// AutoAckFrom defines an auto-ack bolt with one Handler per task. A Handler that
-// also has a method Tick(dsl.Tick, dsl.Collector) error receives tick tuples
-// (see [TickFrequency]); they are not tracked.
-func AutoAckFrom[In any](newHandler func(TaskInfo) Handler[In]) *BoltSpec {
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", NewTask: func(info TaskInfo) any {
-		return newAutoAckTask(newHandler(info), false)
+// AutoAckFrom defines an auto-ack bolt with one Handler per task, made by
+// newHandler on the task's goroutine. A Handler that also has a method
+// Tick(dsl.Tick, dsl.Collector) error receives tick tuples. Declare
+// newHandler's result as the handler's own type (func(dsl.TaskInfo) *counter),
+// so that [Builder.Build] can check it for mistaken hooks; see "Optional
+// hooks" in the package doc.
+func AutoAckFrom[In any, H Handler[In]](newHandler func(TaskInfo) H) *BoltSpec {
+	hooks := newHookCheck[H]("handler", handlerHooks)
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", hooks: hooks, NewTask: func(info TaskInfo) any {
+		h := newHandler(info)
+		hooks.value(h)
+		return newAutoAckTask(h, false)
 	}}
 }
 
@@ -70,18 +78,23 @@ func Terminator[In any](consume func(in In)) *BoltSpec {
 
 // ManualHandler processes one input of a manual-ack bolt. It must ack or fail
 // input through c, now or later (for example on a tick: a handler that also
-// has a method Tick(dsl.Tick, dsl.Collector) error receives tick tuples). A returned error or a panic fails
-// the input.
+// has a method Tick(dsl.Tick, dsl.Collector) error receives tick tuples; see
+// "Optional hooks" in the package doc). A returned error or a panic fails the
+// input.
 type ManualHandler[In any] interface {
 	Execute(in In, input Tuple, c Collector) error
 }
 
 // Manual defines a bolt whose handler acks and fails inputs itself, one handler
-// per task; a handler with a Tick(dsl.Tick, dsl.Collector) error method
-// receives tick tuples.
-func Manual[In any](newHandler func(TaskInfo) ManualHandler[In]) *BoltSpec {
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "manual", NewTask: func(info TaskInfo) any {
-		return &manualTask[In]{h: newHandler(info)}
+// per task, made by newHandler on the task's goroutine. As with [AutoAckFrom],
+// declare newHandler's result as the handler's own type so that
+// [Builder.Build] can check its optional hooks (see the package doc).
+func Manual[In any, H ManualHandler[In]](newHandler func(TaskInfo) H) *BoltSpec {
+	hooks := newHookCheck[H]("handler", handlerHooks)
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "manual", hooks: hooks, NewTask: func(info TaskInfo) any {
+		h := newHandler(info)
+		hooks.value(h)
+		return &manualTask[In]{h: h}
 	}}
 }
 

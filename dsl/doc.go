@@ -41,6 +41,41 @@
 //	t.Anchored(sentences, split, dsl.Shuffle[Sentence]())
 //	topo, err := t.Build() // every problem found, in one *ValidationError
 //
+// # Optional hooks
+//
+// Besides the methods of its interface, a handler or [Source] may have these
+// methods, which the runtime calls when they are there, with exactly these
+// signatures. Each is called on its task's goroutine; each works without the
+// others.
+//
+//	Tick(t dsl.Tick, c dsl.Collector) error // Handler (AutoAckFrom), ManualHandler (Manual)
+//	Activate()                              // Source (ReliableFrom)
+//	Deactivate()                            // Source
+//	DirectTask(tuple T) (task int)          // Source of stream T
+//
+// Tick receives the bolt's tick tuples, every [TickFrequency] of the bolt's
+// or the topology's conf (none by default); they are not tracked. Activate is
+// called when the spout's task is activated, before its first Next, and
+// Deactivate when it is deactivated (its last Next has returned). DirectTask
+// names the task of each message for a [Direct] subscriber (see [Source]).
+// Bolts hear of activation through [LifecycleTuples], not through Activate.
+// The functions given to [AutoAck], [Reliable], [Unreliable], [Terminator]
+// and [Windowed] have no hooks.
+//
+// A method of one of these names with another signature would never be
+// called, so [Builder.Build] refuses it, naming the signature above: a
+// Tick(dsl.Tick) error, say, or an Activate() error. It also refuses a hook
+// with a pointer receiver on a type the constructor returns by value, whose
+// method set lacks it. Build sees the type the constructor is declared to
+// return, so declare the concrete type:
+//
+//	count := t.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) *counter { return &counter{} }))
+//
+// A constructor declared to return the interface (func(dsl.TaskInfo)
+// dsl.Handler[Word]) hides the type from Build: each value it returns is
+// checked as its task is created, and a mistake fails the task with the same
+// message.
+//
 // # Anchoring
 //
 // A reliable spout's tuples are tracked on every edge they travel, as in Storm

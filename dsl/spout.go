@@ -17,7 +17,8 @@ type spoutDirectEmitter = interface {
 	EmitDirect(task int, tuple any, tracked bool) (root uint64)
 }
 
-// directSource is a Source that chooses the task of each message (see Source).
+// directSource is a Source that chooses the task of each message (see Source
+// and "Optional hooks" in the package doc).
 type directSource[T any] interface {
 	DirectTask(tuple T) (task int)
 }
@@ -34,12 +35,12 @@ func emitTo(e spoutEmitter, task int, tuple any, tracked bool) uint64 {
 	return d.EmitDirect(task, tuple, tracked)
 }
 
-// activator is what a Source or handler implements to hear when its task is
-// activated and deactivated (an Activate() and a Deactivate() method).
-type activator interface {
-	Activate()
-	Deactivate()
-}
+// activator and deactivator are a Source's activation hooks (see "Optional
+// hooks" in the package doc). They are separate: a Source may have either.
+type (
+	activator   interface{ Activate() }
+	deactivator interface{ Deactivate() }
+)
 
 // Source is a reliable spout's per-task state. Next returns a message id and a
 // tuple, or ok=false when it has nothing now. Every id Next returns later gets
@@ -54,6 +55,10 @@ type activator interface {
 // subscriber (TaskInfo.Model.Component(id).Tasks lists them); 0 sends the
 // tuple through the groupings, which only suits a stream with no direct
 // subscriber. A task that does not subscribe fails the spout's task.
+//
+// A Source may also have methods Activate() and Deactivate(); these and
+// DirectTask are its optional hooks (see the package doc), which
+// [Builder.Build] checks by name.
 type Source[ID comparable, T any] interface {
 	Next() (id ID, tuple T, ok bool)
 	Ack(id ID)
@@ -74,6 +79,8 @@ type SpoutSpec struct {
 	// Impl is the implementation's own description of the spout (multilang keeps
 	// its command and declared streams here); the runtime ignores it.
 	Impl any
+
+	hooks hookCheck // the Source type's optional hooks, checked by Build
 }
 
 // Reliable defines a spout whose messages are tracked: ack or nack is called once
@@ -83,21 +90,28 @@ type SpoutSpec struct {
 // lock. Use [ReliableFrom] for per-task state, which needs none.
 func Reliable[ID comparable, T any](next func() (ID, T, bool), ack, nack func(ID)) *SpoutSpec {
 	src := funcSource[ID, T]{next, ack, nack}
-	return ReliableFrom(func(TaskInfo) Source[ID, T] { return src })
+	return ReliableFrom(func(TaskInfo) funcSource[ID, T] { return src })
 }
 
-// ReliableFrom defines a reliable spout with one Source per task. A Source
-// that also has methods Activate() and Deactivate() hears of its task's
-// activation and deactivation, on the task's goroutine.
-func ReliableFrom[ID comparable, T any](newSource func(TaskInfo) Source[ID, T]) *SpoutSpec {
+// ReliableFrom defines a reliable spout with one Source per task, made by
+// newSource on the task's goroutine. A Source with a method Activate() or
+// Deactivate() hears of its task's activation or deactivation. Declare
+// newSource's result as the source's own type (func(dsl.TaskInfo) *queue), so
+// that [Builder.Build] can check it for mistaken hooks; see "Optional hooks"
+// in the package doc.
+func ReliableFrom[ID comparable, T any, S Source[ID, T]](newSource func(TaskInfo) S) *SpoutSpec {
+	hooks := newHookCheck[S]("source", sourceHooks[T]())
 	return &SpoutSpec{
 		Output:   reflect.TypeFor[T](),
 		Reliable: true,
 		Kind:     "reliable",
+		hooks:    hooks,
 		NewTask: func(info TaskInfo) any {
+			src := newSource(info)
+			hooks.value(src)
 			// The map grows with what is pending, not with the max: a max of
 			// 2^31-1 ("unlimited") must not cost memory up front.
-			return &reliableTask[ID, T]{src: newSource(info), pending: make(map[uint64]ID, min(info.Settings.MaxSpoutPending, 1024))}
+			return &reliableTask[ID, T]{src: src, pending: make(map[uint64]ID, min(info.Settings.MaxSpoutPending, 1024))}
 		},
 	}
 }
@@ -199,8 +213,8 @@ func (r *reliableTask[ID, T]) Activate() {
 }
 
 func (r *reliableTask[ID, T]) Deactivate() {
-	if a, ok := r.src.(activator); ok {
-		a.Deactivate()
+	if d, ok := r.src.(deactivator); ok {
+		d.Deactivate()
 	}
 }
 

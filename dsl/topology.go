@@ -266,6 +266,7 @@ func (v *validator) component(c *Component, spout bool) {
 	if (spout && c.Spout == nil) || (!spout && c.Bolt == nil) {
 		v.problem("%s %q has no definition (nil spec)", kind, c.ID)
 	}
+	v.hooks(c, kind)
 	if spout && (c.Activation != nil || c.Deactivation != nil) {
 		v.problem("spout %q has an activation or deactivation tuple; only bolts take them", c.ID)
 	}
@@ -279,6 +280,21 @@ func (v *validator) component(c *Component, spout bool) {
 	c.Settings = v.t.Settings
 	for _, p := range c.Conf.applyTo(&c.Settings) {
 		v.problem("component %q: %s", c.ID, p)
+	}
+}
+
+// hooks reports the methods of c's handler or Source type named like an
+// optional hook that the runtime would never call.
+func (v *validator) hooks(c *Component, kind string) {
+	var h hookCheck
+	switch {
+	case c.Spout != nil:
+		h = c.Spout.hooks
+	case c.Bolt != nil:
+		h = c.Bolt.hooks
+	}
+	for _, p := range h.problems {
+		v.problem("%s %q: %s", kind, c.ID, p)
 	}
 }
 

@@ -1,0 +1,130 @@
+package dsl
+
+// In-package tests of the optional hook checks: which methods named like a
+// hook are mistakes, and what the problem says.
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type hookNum struct{ N int }
+
+type (
+	tickRight       struct{}
+	tickNoCollector struct{}
+	tickVariadic    struct{}
+	tickOnPtr       struct{}
+	tickBadOnPtr    struct{}
+	tickIface       interface{ Tick(Tick) error }
+	directRight     struct{}
+	directTwo       struct{}
+	activateOnly    struct{}
+	deactivateArg   struct{}
+)
+
+func (*tickRight) Tick(Tick, Collector) error      { return nil }
+func (tickNoCollector) Tick(Tick) error            { return nil }
+func (tickVariadic) Tick(Tick, ...Collector) error { return nil }
+func (*tickOnPtr) Tick(Tick, Collector) error      { return nil }
+func (*tickBadOnPtr) Tick(Tick, Collector)         {}
+func (directRight) DirectTask(hookNum) int         { return 0 }
+func (directTwo) DirectTask(hookNum) (int, error)  { return 0, nil }
+func (activateOnly) Activate()                     {}
+func (deactivateArg) Deactivate(reason string)     {}
+
+func TestHookProblems(t *testing.T) {
+	cases := []struct {
+		name  string
+		typ   reflect.Type
+		hooks []hook
+		want  string // "" for no problem
+	}{
+		{"right Tick", reflect.TypeFor[*tickRight](), handlerHooks, ""},
+		{"no hook at all", reflect.TypeFor[hookNum](), handlerHooks, ""},
+		{"Tick without the collector", reflect.TypeFor[tickNoCollector](), handlerHooks,
+			"its handler type dsl.tickNoCollector has a method Tick(dsl.Tick) error, but tick tuples are delivered only to a method Tick(dsl.Tick, dsl.Collector) error"},
+		{"variadic Tick", reflect.TypeFor[*tickVariadic](), handlerHooks,
+			"has a method Tick(dsl.Tick, ...dsl.Collector) error, but"},
+		{"right Tick on the pointer of a value", reflect.TypeFor[tickOnPtr](), handlerHooks,
+			"its handler type dsl.tickOnPtr lacks the method Tick(dsl.Tick, dsl.Collector) error, which has a pointer receiver: only a *dsl.tickOnPtr has it (return a *dsl.tickOnPtr from the constructor)"},
+		{"wrong Tick on the pointer of a value", reflect.TypeFor[tickBadOnPtr](), handlerHooks,
+			"has a method Tick(dsl.Tick, dsl.Collector), but tick tuples"},
+		{"interface with a wrong Tick", reflect.TypeFor[tickIface](), handlerHooks,
+			"its handler type dsl.tickIface has a method Tick(dsl.Tick) error, but"},
+		{"right DirectTask", reflect.TypeFor[directRight](), sourceHooks[hookNum](), ""},
+		{"DirectTask of another stream", reflect.TypeFor[directRight](), sourceHooks[string](),
+			"has a method DirectTask(dsl.hookNum) int, but the task of a message is asked only of a method DirectTask(string) int"},
+		{"DirectTask with an error", reflect.TypeFor[directTwo](), sourceHooks[hookNum](),
+			"has a method DirectTask(dsl.hookNum) (int, error), but"},
+		{"Activate alone", reflect.TypeFor[activateOnly](), sourceHooks[hookNum](), ""},
+		{"Deactivate with an argument", reflect.TypeFor[deactivateArg](), sourceHooks[hookNum](),
+			"has a method Deactivate(string), but deactivation is reported only to a method Deactivate()"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			what := "handler"
+			if len(c.hooks) > 1 {
+				what = "source"
+			}
+			got := hookProblems(what, c.typ, c.hooks)
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Errorf("problems %q, want none", got)
+			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+				t.Errorf("problems %q, want one containing %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestHookCheckOfAnInterfaceChecksEachValue(t *testing.T) {
+	check := newHookCheck[Handler[hookNum]]("handler", handlerHooks)
+	if len(check.problems) > 0 || !check.dynamic {
+		t.Fatalf("check of an interface = %+v, want no problem and a check of each value", check)
+	}
+	check.value(nil)          // nothing to check
+	check.value(&tickRight{}) // right
+	defer func() {
+		err, _ := recover().(error)
+		if err == nil || !strings.Contains(err.Error(), "dsl: its handler type dsl.tickNoCollector has a method Tick(dsl.Tick) error") {
+			t.Errorf("value of a wrong type: recovered %v, want an error naming the method", err)
+		}
+	}()
+	check.value(tickNoCollector{})
+	t.Error("a wrong value passed")
+}
+
+func TestHookCheckOfAConcreteTypeIsDoneAtDefinition(t *testing.T) {
+	check := newHookCheck[tickNoCollector]("handler", handlerHooks)
+	if len(check.problems) != 1 || check.dynamic {
+		t.Fatalf("check = %+v, want one problem and no check of each value", check)
+	}
+	check.value(tickNoCollector{}) // Build reports it: no panic here
+}
+
+// deactivateOnly records its Deactivate; it has no Activate.
+type deactivateOnly struct {
+	hookSourceBase
+	deactivated *int
+}
+
+type hookSourceBase struct{}
+
+func (hookSourceBase) Next() (int, hookNum, bool) { return 0, hookNum{}, false }
+func (hookSourceBase) Ack(int)                    {}
+func (hookSourceBase) Nack(int)                   {}
+
+func (s deactivateOnly) Deactivate() { *s.deactivated++ }
+
+func TestSourceHooksAreIndependent(t *testing.T) {
+	var n int
+	spec := ReliableFrom(func(TaskInfo) deactivateOnly { return deactivateOnly{deactivated: &n} })
+	task := spec.NewTask(TaskInfo{Settings: Settings{MaxSpoutPending: 8}}).(*reliableTask[int, hookNum])
+	task.Activate() // none: nothing to call
+	task.Deactivate()
+	if n != 1 {
+		t.Errorf("Deactivate called %d times, want 1 without an Activate", n)
+	}
+}
