@@ -173,9 +173,12 @@ func TestVerifyReportsEveryViolation(t *testing.T) {
 	}
 }
 
+// A source that handed out nothing checked nothing: a test whose topology
+// never pulled from it must not pass on it.
 func TestVerifyOfAnUnusedSource(t *testing.T) {
-	if err := sheltertest.NewSource[int](1, 2).Verify(); err != nil {
-		t.Errorf("Verify() = %v, want nil: nothing was handed out", err)
+	err := sheltertest.NewSource[int](1, 2).Verify()
+	if err == nil || err.Error() != "sheltertest: no message was handed out" {
+		t.Errorf("Verify() = %v, want it to say no message was handed out", err)
 	}
 }
 
