@@ -390,11 +390,7 @@ func run(t *testing.T, b *dsl.Builder, opts ...supervision.Option) *supervision.
 // waitOutcomes waits until src has recorded n outcomes.
 func waitOutcomes[T any](t *testing.T, src *sheltertest.Source[T], n int) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for len(src.Outcomes()) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d outcomes, want %d", len(src.Outcomes()), n)
-		}
-		time.Sleep(time.Millisecond)
+	if err := src.WaitOutcomes(ctxFor(t), n); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -265,7 +265,7 @@ const (
 // Next hands out a message. When the OnNext hook panics, blocks until the
 // task dies or returns an error, the message is not handed out: it stays
 // first in line.
-func (f *feed[T]) Next() (id int, v T, ok bool) {
+func (f *feed[T]) Next() (int, T, bool) {
 	id, v, hook, ok := f.s.take(f)
 	if !ok {
 		return 0, v, false
