@@ -10,9 +10,9 @@ import (
 )
 
 // Source is a reliable source that records what happens to every message it
-// hands out. Messages get ids 1, 2, ... in the order they are first handed
-// out. It is safe for concurrent use, so one Source may feed a spout of any
-// parallelism.
+// hands out. Messages get ids 1, 2, ... in the order Next takes them; a
+// replayed message keeps its id. It is safe for concurrent use, so one Source
+// may feed a spout of any parallelism.
 //
 // Next hands out, in this order: messages due again (see [Replay]), the
 // queue ([NewSource], [Source.Push]), then a generator's values
