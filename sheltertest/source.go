@@ -1,9 +1,7 @@
 package sheltertest
 
 import (
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -12,16 +10,44 @@ import (
 )
 
 // Source is a reliable source that records what happens to every message it
-// hands out. Messages get ids 1, 2, ... in the order they are handed out; a
-// nacked message is not handed out again (Push it back to replay it). It is
-// safe for concurrent use, so one Source may feed a spout of any parallelism.
+// hands out. Messages get ids 1, 2, ... in the order Next takes them; a
+// replayed message keeps its id. It is safe for concurrent use, so one Source
+// may feed a spout of any parallelism.
+//
+// Next hands out, in this order: messages due again (see [Replay]), the
+// queue ([NewSource], [Source.Push]), then a generator's values
+// ([Generate]). A nacked message is not handed out again unless the source
+// replays it.
 type Source[T any] struct {
-	mu       sync.Mutex // mu guards every field below
-	queue    []T
-	values   map[int]T
-	last     int
-	outcomes []Outcome[T]
-	settled  map[int]int // id -> outcomes recorded
+	mu      sync.Mutex    // mu guards every field below
+	changed chan struct{} // closed and replaced at every change: waits wake up
+	version uint64        // counts changes, so WaitIdle can tell a still state
+
+	opts    sourceOptions
+	queue   []T         // values not yet given an id
+	gen     func(int) T // Generate's function, nil for none
+	genLeft int         // values gen may still make; negative: no end
+	genNext int         // gen's next index
+	ready   []int       // ids to hand out before anything new: replays, and messages whose Next did not return
+
+	msgs        map[int]*message[T]
+	last        int // the highest id given so far
+	taking      int // Next calls that took a message and have not returned it
+	outstanding int // messages handed out and not settled
+	maxOut      int // the most outstanding once a Next handed one out
+	handouts    []Handout[T]
+	outcomes    []Outcome[T]
+	unknown     map[int]int // outcomes for ids never handed out
+	late        []string    // calls the runtime should not have made, in order
+	closed      bool
+}
+
+// message is one id's record.
+type message[T any] struct {
+	value    T
+	handouts int  // times handed out
+	outcomes int  // acks and nacks received
+	out      bool // handed out and not settled
 }
 
 // Outcome is what happened to one message: acked, or nacked (failed or timed
@@ -33,50 +59,254 @@ type Outcome[T any] struct {
 	At    time.Time
 }
 
-// NewSource returns a source holding values, in order.
-func NewSource[T any](values ...T) *Source[T] {
-	return &Source[T]{queue: values, values: map[int]T{}, settled: map[int]int{}}
+// Handout is one message handed out by a Next call.
+type Handout[T any] struct {
+	ID    int
+	Value T
+	Task  int // the spout task that called Next
+	// Attempt is 1 the first time the message is handed out, 2 at its
+	// first replay, and so on.
+	Attempt int
+	// Outstanding counts the messages handed out and not settled once this
+	// one was, itself included: with max spout pending p and one task it is
+	// at most p.
+	Outstanding int
+	At          time.Time // wall clock
 }
 
-// Push adds values at the end of the queue.
+// NewSource returns a source holding values, in order. Give it options with
+// [Source.With].
+func NewSource[T any](values ...T) *Source[T] {
+	return &Source[T]{queue: values, changed: make(chan struct{}), msgs: map[int]*message[T]{}, unknown: map[int]int{}}
+}
+
+// Generate returns a source of n values, value(0) to value(n-1), made as
+// they are handed out; n < 0 makes them without end (WaitSettled and WaitIdle
+// then never see it settled). value is called with the source's lock held,
+// one call at a time: it must not call the source's methods.
+func Generate[T any](n int, value func(i int) T, opts ...SourceOption) *Source[T] {
+	s := NewSource[T]()
+	s.gen, s.genLeft = value, n
+	return s.With(opts...)
+}
+
+// With applies opts to s and returns s. Call it before s feeds a topology.
+func (s *Source[T]) With(opts ...SourceOption) *Source[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range opts {
+		o(&s.opts)
+	}
+	return s
+}
+
+// Push adds values at the end of the queue, before a generator's values.
 func (s *Source[T]) Push(values ...T) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.queue = append(s.queue, values...)
-	s.mu.Unlock()
+	s.touchLocked()
 }
 
 // Spout returns a reliable spout over the source, shared by its tasks.
+// [WaitIdle] finds the source through it.
 func (s *Source[T]) Spout() *dsl.SpoutSpec {
-	return dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, T] { return feed[T]{s} })
+	spec := dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[int, T] {
+		return &feed[T]{s: s, task: info.Task, fail: info.Fail}
+	})
+	spec.Impl = s
+	return spec
 }
 
-// feed is the source as the spout sees it.
-type feed[T any] struct{ s *Source[T] }
-
-func (f feed[T]) Next() (int, T, bool) { return f.s.next() }
-func (f feed[T]) Ack(id int)           { f.s.settle(id, true) }
-func (f feed[T]) Nack(id int)          { f.s.settle(id, false) }
-
-func (s *Source[T]) next() (int, T, bool) {
+// Close tells the source its topology has stopped: from then on Next hands
+// out nothing, and every Next, Ack or Nack is a call after the stop, which
+// Verify reports.
+func (s *Source[T]) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var zero T
-	if len(s.queue) == 0 {
-		return 0, zero, false
+	s.closed = true
+	s.touchLocked()
+}
+
+// touchLocked records a change and wakes every wait.
+func (s *Source[T]) touchLocked() {
+	s.version++
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// take picks the message a Next hands out and reserves it: it is neither
+// handed out nor free until commit or withdraw.
+func (s *Source[T]) take(f *feed[T]) (id int, v T, hook func(int) error, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		s.lateLocked(fmt.Sprintf("Next of task %d after Close", f.task))
+		return 0, v, nil, false
+	case f.state == deactivated:
+		s.lateLocked(fmt.Sprintf("Next of task %d after its deactivation", f.task))
+		return 0, v, nil, false
+	case len(s.ready) > 0:
+		id, s.ready = s.ready[0], s.ready[1:]
+	case len(s.queue) > 0:
+		id = s.newLocked(s.queue[0])
+		s.queue = s.queue[1:]
+	case s.gen != nil && s.genLeft != 0:
+		id = s.newLocked(s.gen(s.genNext))
+		s.genNext++
+		if s.genLeft > 0 {
+			s.genLeft--
+		}
+	default:
+		return 0, v, nil, false
 	}
-	v := s.queue[0]
-	s.queue = s.queue[1:]
-	s.last++
-	s.values[s.last] = v
-	return s.last, v, true
+	s.taking++
+	s.touchLocked()
+	return id, s.msgs[id].value, s.opts.onNext, true
 }
 
-func (s *Source[T]) settle(id int, acked bool) {
+// newLocked gives v the next id.
+func (s *Source[T]) newLocked(v T) int {
+	s.last++
+	s.msgs[s.last] = &message[T]{value: v}
+	return s.last
+}
+
+// commit hands out the message id that task took.
+func (s *Source[T]) commit(task, id int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.outcomes = append(s.outcomes, Outcome[T]{ID: id, Value: s.values[id], Acked: acked, At: time.Now()})
-	s.settled[id]++
+	m := s.msgs[id]
+	m.handouts++
+	m.out = true
+	s.outstanding++
+	s.maxOut = max(s.maxOut, s.outstanding)
+	s.taking--
+	s.handouts = append(s.handouts, Handout[T]{ID: id, Value: m.value, Task: task, Attempt: m.handouts, Outstanding: s.outstanding, At: time.Now()})
+	s.touchLocked()
 }
+
+// withdraw puts back the message id, taken by a Next that did not return it:
+// it is the next one handed out, with the same id.
+func (s *Source[T]) withdraw(id int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = append([]int{id}, s.ready...)
+	s.taking--
+	s.touchLocked()
+}
+
+// settle records an Ack or a Nack of id from task and returns the hook to
+// run for it.
+func (s *Source[T]) settle(task, id int, acked bool) func(int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hook := s.opts.onNack
+	if acked {
+		hook = s.opts.onAck
+	}
+	if s.closed {
+		s.lateLocked(fmt.Sprintf("%s of message %d after Close", verb(acked), id))
+		return hook
+	}
+	m := s.msgs[id]
+	var v T
+	if m != nil {
+		v = m.value
+	}
+	s.outcomes = append(s.outcomes, Outcome[T]{ID: id, Value: v, Acked: acked, At: time.Now()})
+	switch {
+	case m == nil || m.handouts == 0:
+		s.unknown[id]++
+	case !m.out: // a second outcome: Verify counts it
+		m.outcomes++
+	default:
+		m.outcomes++
+		m.out = false
+		s.outstanding--
+		if !acked && s.opts.replays != 0 && (s.opts.replays < 0 || m.handouts <= s.opts.replays) {
+			s.ready = append(s.ready, id)
+		}
+	}
+	s.touchLocked()
+	return hook
+}
+
+func (s *Source[T]) lateLocked(call string) {
+	s.late = append(s.late, call)
+	s.touchLocked()
+}
+
+func verb(acked bool) string {
+	if acked {
+		return "Ack"
+	}
+	return "Nack"
+}
+
+// feed is the source as one spout task sees it.
+type feed[T any] struct {
+	s     *Source[T]
+	task  int
+	fail  func(error)
+	state feedState // touched only on the task's goroutine
+}
+
+// feedState is where a feed's task is in its life, as far as the feed heard.
+type feedState int
+
+const (
+	fresh feedState = iota // driven by hand, or not activated yet
+	active
+	deactivated
+)
+
+// Next hands out a message. When the OnNext hook panics, blocks until the
+// task dies or returns an error, the message is not handed out: it stays
+// first in line.
+func (f *feed[T]) Next() (int, T, bool) {
+	id, v, hook, ok := f.s.take(f)
+	if !ok {
+		return 0, v, false
+	}
+	handed := false
+	defer func() {
+		if !handed {
+			f.s.withdraw(id)
+		}
+	}()
+	if hook != nil {
+		if err := hook(id); err != nil {
+			f.fail(fmt.Errorf("sheltertest: Next of message %d: %w", id, err))
+			var zero T
+			return 0, zero, false
+		}
+	}
+	f.s.commit(f.task, id)
+	handed = true
+	return id, v, true
+}
+
+func (f *feed[T]) Ack(id int)  { f.settle(id, true) }
+func (f *feed[T]) Nack(id int) { f.settle(id, false) }
+
+// settle records the outcome, then runs its hook: the runtime's call counts
+// even if the hook panics, blocks or fails.
+func (f *feed[T]) settle(id int, acked bool) {
+	hook := f.s.settle(f.task, id, acked)
+	if hook == nil {
+		return
+	}
+	if err := hook(id); err != nil {
+		f.fail(fmt.Errorf("sheltertest: %s of message %d: %w", verb(acked), id, err))
+	}
+}
+
+// Activate and Deactivate are the runtime telling the feed its task's state
+// (dsl.ReliableFrom): a Next while deactivated is a call Verify reports.
+func (f *feed[T]) Activate()   { f.state = active }
+func (f *feed[T]) Deactivate() { f.state = deactivated }
 
 // Outcomes returns every outcome so far, in the order they happened.
 func (s *Source[T]) Outcomes() []Outcome[T] {
@@ -85,33 +315,71 @@ func (s *Source[T]) Outcomes() []Outcome[T] {
 	return append([]Outcome[T](nil), s.outcomes...)
 }
 
+// Acked returns the ids of the acks so far, in order, one entry per ack.
+func (s *Source[T]) Acked() []int { return s.ids(true) }
+
+// Nacked returns the ids of the nacks so far, in order, one entry per nack:
+// a message nacked and replayed twice shows twice.
+func (s *Source[T]) Nacked() []int { return s.ids(false) }
+
+func (s *Source[T]) ids(acked bool) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := []int{}
+	for _, o := range s.outcomes {
+		if o.Acked == acked {
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids
+}
+
+// Handouts returns every message handed out so far, in the order Next handed
+// them out, replays included.
+func (s *Source[T]) Handouts() []Handout[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Handout[T](nil), s.handouts...)
+}
+
+// MaxOutstanding returns the most messages that were handed out and not
+// settled at once, counted as each Next returned: what max spout pending
+// bounds (per task).
+func (s *Source[T]) MaxOutstanding() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxOut
+}
+
 // Verify checks exactly-once: every message handed out got exactly one
-// outcome, and no outcome names an id the source never handed out. Its error
+// outcome per handout, no outcome names an id the source never handed out,
+// and no call came after [Source.Close] or from a deactivated task. A source
+// that handed out nothing fails too: its test checked nothing. The error
 // lists every violation.
 func (s *Source[T]) Verify() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var problems []string
+	if len(s.handouts) == 0 {
+		problems = append(problems, "no message was handed out")
+	}
 	for id := 1; id <= s.last; id++ {
-		switch n := s.settled[id]; {
-		case n == 0:
+		m := s.msgs[id]
+		switch {
+		case m.out:
 			problems = append(problems, fmt.Sprintf("message %d has no outcome", id))
-		case n > 1:
-			problems = append(problems, fmt.Sprintf("message %d has %d outcomes", id, n))
+		case m.outcomes > m.handouts && m.handouts == 1:
+			problems = append(problems, fmt.Sprintf("message %d has %d outcomes", id, m.outcomes))
+		case m.outcomes > m.handouts && m.handouts > 1:
+			problems = append(problems, fmt.Sprintf("message %d has %d outcomes for %d handouts", id, m.outcomes, m.handouts))
 		}
 	}
-	var unknown []int
-	for id := range s.settled {
-		if id < 1 || id > s.last {
-			unknown = append(unknown, id)
-		}
-	}
-	sort.Ints(unknown)
-	for _, id := range unknown {
+	for _, id := range sortedKeys(s.unknown) {
 		problems = append(problems, fmt.Sprintf("outcome for message %d, which was never handed out", id))
 	}
+	problems = append(problems, s.late...)
 	if len(problems) == 0 {
 		return nil
 	}
-	return errors.New("sheltertest: " + strings.Join(problems, "; "))
+	return fmt.Errorf("sheltertest: %s", strings.Join(problems, "; "))
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/hooks"
 	"go.uber.org/zap"
@@ -64,6 +65,7 @@ func WithLogger(l *zap.Logger) Option { return optionFunc(func(o *options) { o.l
 
 func init() {
 	hooks.WithClock = func(c clock.Clock) any { return optionFunc(func(o *options) { o.clock = c }) }
+	hooks.Topology = func(r any) *dsl.Topology { return r.(*Running).plan.Topology }
 }
 
 // Restarts is the restart policy: after the n-th consecutive failure the host
