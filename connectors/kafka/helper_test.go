@@ -1,0 +1,3 @@
+package kafka_test
+
+const helperEnv = "KAFKA_SPEC_HELPER"
