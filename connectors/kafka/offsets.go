@@ -29,9 +29,9 @@ type partition struct {
 // entry is a record in a partition's account.
 type entry struct {
 	offset int64
-	rec   *kgo.Record // nil once done
-	done  bool
-	fails int
+	rec    *kgo.Record // nil once done
+	done   bool
+	fails  int
 }
 
 func newPartition(topic string, id int32, first int64) *partition {
