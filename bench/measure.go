@@ -22,6 +22,7 @@ const (
 	wordCount                      // sentences -> split -> count (fields grouping, 2 tasks)
 	slidingWindow                  // spout -> a windowed bolt: the last 1,000 tuples every 100
 	slowSource                     // a spout whose Next blocks 1 ms per tuple (1,000 tuples/s) -> null bolt
+	topicToTopic                   // Kafka topic -> topic (issue 22)
 )
 
 func (s shape) String() string {
@@ -36,6 +37,8 @@ func (s shape) String() string {
 		return "window(1000/100)"
 	case slowSource:
 		return "slow-source(1k/s)"
+	case topicToTopic:
+		return "topic->topic"
 	}
 	return fmt.Sprintf("shape(%d)", int(s))
 }
@@ -58,6 +61,8 @@ type setup struct {
 	// flushOff sets topology.batch.flush.interval.millis to 0: batches leave
 	// only when full or when their task runs dry (the slow source's "before").
 	flushOff bool
+	// records is the backlog a Kafka case pre-fills its input topic with.
+	records int
 }
 
 // pipeline is a running implementation. Stop ends the flow, drains what is in

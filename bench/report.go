@@ -146,9 +146,10 @@ func ratiosLine(results []result) string {
 	wa := find(results, "watermill", true, oneHop, false)
 	half := find(results, "goshelter", true, oneHop, true)
 	slow := findLoad(results, "goshelter", false, slowSource, "flush 1ms")
-	return fmt.Sprintf("ratios: unacked_vs_limit=%s acked_vs_unacked=%s acked_vs_watermill=%s unacked_vs_tuple_limit=%s acked_vs_limit=%s p99_50pct_ms=%s slow_source_p99_ms=%s",
+	kc := fmtRatio(ratio(find(results, "kafka", true, topicToTopic, false), find(results, "franz-go", true, topicToTopic, false)))
+	return fmt.Sprintf("ratios: unacked_vs_limit=%s acked_vs_unacked=%s acked_vs_watermill=%s unacked_vs_tuple_limit=%s acked_vs_limit=%s p99_50pct_ms=%s slow_source_p99_ms=%s kafka_vs_client=%s",
 		fmtRatio(ratio(gu, cu)), fmtRatio(ratio(ga, gu)), fmtRatio(ratio(ga, wa)),
-		fmtRatio(ratio(gu, ct)), fmtRatio(ratio(ga, ca)), p99ms(half), p99ms(slow))
+		fmtRatio(ratio(gu, ct)), fmtRatio(ratio(ga, ca)), p99ms(half), p99ms(slow), kc)
 }
 
 // printTargets checks issue 14's targets (ratios within the run).

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/goshelter/goshelter/connectors/kafka"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// The Kafka cases (issue 22): records from topic "in" to topic "out" on an
+// in-process kfake broker, through the kafka connector's spout, a relay bolt
+// and its sink ("kafka"), beside franz-go alone consuming "in" and producing
+// each record to "out" on the same kind of broker ("franz-go", the limit).
+// Each run pre-fills "in" with s.records records before it is measured; a run
+// that drains them all before it stops reports an error, since its rate
+// would then be the backlog's, not the pipeline's.
+
+// Relayed is the relay bolt's output.
+type Relayed struct{ R *kafka.Record }
+
+const kafkaPartitions = 4
+
+// kafkaBroker starts a broker and fills "in".
+func kafkaBroker(records int) (*kfake.Cluster, []string, error) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(kafkaPartitions, "in", "out"))
+	if err != nil {
+		return nil, nil, err
+	}
+	seeds := c.ListenAddrs()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ProducerLinger(0))
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	defer cl.Close()
+	value := make([]byte, 100)
+	ctx := context.Background()
+	const chunk = 10_000
+	rs := make([]*kgo.Record, 0, chunk)
+	for i := 0; i < records; i++ {
+		rs = append(rs, &kgo.Record{Topic: "in", Value: value})
+		if len(rs) == chunk || i == records-1 {
+			if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+				c.Close()
+				return nil, nil, fmt.Errorf("filling \"in\": %w", err)
+			}
+			rs = rs[:0]
+		}
+	}
+	return c, seeds, nil
+}
+
+type kafkaPipe struct {
+	broker  *kfake.Cluster
+	stop    func() error
+	count   *atomic.Int64
+	records int
+}
+
+func (k *kafkaPipe) Stop() error {
+	err := k.stop()
+	k.broker.Close()
+	if n := k.count.Load(); n >= int64(k.records) {
+		return errors.Join(err, fmt.Errorf("drained the whole backlog of %d records: raise it", k.records))
+	}
+	return err
+}
+
+func startKafka(s setup) (pipeline, error) {
+	broker, seeds, err := kafkaBroker(s.records)
+	if err != nil {
+		return nil, err
+	}
+	t := s.probe.tally()
+	var count atomic.Int64
+	b := dsl.New("kafka-bench", dsl.Conf{dsl.MaxSpoutPending: s.pending, dsl.SpoutWait: time.Millisecond})
+	b.Streams(Relayed{})
+	in := b.Spout("in", kafka.Spout(seeds, "bench", []string{"in"}, kafka.WithCommitPeriod(100*time.Millisecond)))
+	relay := b.Bolt("relay", dsl.AutoAck(func(r kafka.Record, out dsl.Emitter) error {
+		out.Emit(Relayed{&r})
+		return nil
+	}))
+	out := b.Bolt("out", kafka.Sink(seeds, func(r Relayed) kafka.Record {
+		t.inc() // the sink's task only
+		count.Add(1)
+		return kafka.Record{Topic: "out", Key: r.R.Key, Value: r.R.Value}
+	}))
+	b.Anchored(in, relay, dsl.Shuffle[kafka.Record]())
+	b.Anchored(relay, out, dsl.Shuffle[Relayed]())
+	topo, err := b.Build()
+	if err != nil {
+		broker.Close()
+		return nil, err
+	}
+	running, err := supervision.Run(context.Background(), topo, supervision.WithLogger(zap.NewNop()))
+	if err != nil {
+		broker.Close()
+		return nil, err
+	}
+	return &kafkaPipe{broker: broker, count: &count, records: s.records, stop: func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return running.Stop(ctx)
+	}}, nil
+}
+
+// startFranz is the limit: one franz-go client consuming "in" in a group and
+// producing each record to "out" asynchronously, counting it on the broker's
+// acknowledgement, at most max pending records unacknowledged.
+func startFranz(s setup) (pipeline, error) {
+	broker, seeds, err := kafkaBroker(s.records)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumerGroup("bench"), kgo.ConsumeTopics("in"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MaxBufferedRecords(s.pending))
+	if err != nil {
+		broker.Close()
+		return nil, err
+	}
+	t := s.probe.tally()
+	var count atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+				cl.Produce(ctx, &kgo.Record{Topic: "out", Key: r.Key, Value: r.Value}, func(_ *kgo.Record, err error) {
+					if err == nil {
+						t.c.n.Store(count.Add(1))
+					}
+				})
+			})
+		}
+	}()
+	return &kafkaPipe{broker: broker, count: &count, records: s.records, stop: func() error {
+		cancel()
+		<-done
+		cl.Close()
+		return nil
+	}}, nil
+}

@@ -1,0 +1,572 @@
+package kafka
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// Spout defines a spout that consumes topics as a member of a consumer group
+// and emits each record as a [Record]. See [SpoutOf].
+func Spout(seeds []string, group string, topics []string, opts ...Option) *dsl.SpoutSpec {
+	return SpoutOf(func(r Record) Record { return r }, seeds, group, topics, opts...)
+}
+
+// SpoutOf defines a spout that consumes topics as a member of a consumer
+// group, from the brokers at seeds, and emits translate(record) for each
+// record (Storm's RecordTranslator). Each task of the spout is a member of the
+// group with a client of its own, so the group spreads the partitions over
+// the tasks. translate runs on the task's goroutine and must not block; a
+// panic in it fails the task.
+//
+// SpoutOf panics with an error naming the culprit when an argument or an
+// option is invalid (no seed, no group, no topic, a bound that is not
+// positive): the definition is wrong, not the run.
+func SpoutOf[T any](translate func(Record) T, seeds []string, group string, topics []string, opts ...Option) *dsl.SpoutSpec {
+	cfg := defaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := checkSpout(translate != nil, seeds, group, topics, &cfg); err != nil {
+		panic(err)
+	}
+	seen := &firstSeen{m: map[key]bool{}}
+	newSource := func(info dsl.TaskInfo) *spout[T] {
+		s, err := newSpout(info, cfg, translate, seeds, group, topics, seen)
+		if err != nil {
+			info.Fail(err)
+		}
+		return s
+	}
+	if cfg.guarantee == AtLeastOnce {
+		return dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[msgID, T] { return newSource(info) })
+	}
+	return dsl.UnreliableFrom(func(info dsl.TaskInfo) func() (T, bool) {
+		s := newSource(info)
+		return func() (T, bool) { _, t, ok := s.Next(); return t, ok }
+	})
+}
+
+func checkSpout(translate bool, seeds []string, group string, topics []string, cfg *config) error {
+	switch {
+	case !translate:
+		return errors.New("kafka: spout: the translate function is nil")
+	case len(seeds) == 0:
+		return errors.New("kafka: spout: no seed broker")
+	case group == "":
+		return errors.New("kafka: spout: empty consumer group")
+	case len(topics) == 0:
+		return fmt.Errorf("kafka: spout of group %q: no topic", group)
+	}
+	return cfg.validate(fmt.Sprintf("spout of group %q", group))
+}
+
+// msgID is a tracked record: its partition's account, compared by pointer so
+// that a record of a partition revoked and assigned again is told apart, and
+// its offset.
+type msgID struct {
+	p      *partition
+	offset int64
+}
+
+// queued is a record taken from the client and not emitted yet.
+type queued struct {
+	p *partition
+	e *entry
+}
+
+// spout is one task's consumer. Next, Ack and Nack run on the task's
+// goroutine; the client's rebalance callbacks and commit results run on the
+// client's goroutines, and the close on the one that ends the task's context:
+// mu serialises them. Nothing that waits for the client (a commit, a close)
+// is called with mu held, since the client may be waiting for a callback
+// that needs mu.
+type spout[T any] struct {
+	cfg       config
+	translate func(Record) T
+	log       *zap.Logger
+	metric    func(string, any)
+	cl        *kgo.Client // nil if it could not be created (the task failed)
+	life      context.Context
+	endLife   context.CancelFunc
+
+	mu         sync.Mutex // mu guards every field below
+	parts      map[key]*partition
+	queue      []queued
+	retries    retryHeap
+	committing bool
+	nextCommit time.Time
+	open       int // tracked records emitted and not acked or nacked yet
+	stopping   bool
+	closed     bool
+	gaveUp     int64
+}
+
+func newSpout[T any](info dsl.TaskInfo, cfg config, translate func(Record) T, seeds []string, group string, topics []string, seen *firstSeen) (*spout[T], error) {
+	s := &spout[T]{
+		cfg: cfg, translate: translate, log: info.Logger, metric: info.Metric,
+		parts: map[key]*partition{}, nextCommit: time.Now().Add(cfg.commitPeriod),
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.metric == nil {
+		s.metric = func(string, any) {}
+	}
+	s.life, s.endLife = context.WithCancel(context.Background())
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(seeds...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
+		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(cfg.firstPoll.reset()),
+		kgo.OnPartitionsRevoked(s.revoked), kgo.OnPartitionsLost(s.lost),
+	}
+	if cfg.firstPoll == Earliest || cfg.firstPoll == Latest {
+		opts = append(opts, kgo.AdjustFetchOffsetsFn(seen.adjust(cfg.firstPoll.reset())))
+	}
+	cl, err := kgo.NewClient(append(opts, cfg.client...)...)
+	if err != nil {
+		s.endLife()
+		s.closed = true
+		return s, fmt.Errorf("kafka: creating the client of group %q: %w", group, err)
+	}
+	s.cl = cl
+	context.AfterFunc(info.Context(), s.stop)
+	return s, nil
+}
+
+func (f FirstPoll) reset() kgo.Offset {
+	if f == Latest || f == UncommittedLatest {
+		return kgo.NewOffset().AtEnd()
+	}
+	return kgo.NewOffset().AtStart()
+}
+
+// firstSeen is the partitions a spout definition has been assigned: Earliest
+// and Latest ignore the committed offset of the others.
+type firstSeen struct {
+	mu sync.Mutex // mu guards m
+	m  map[key]bool
+}
+
+func (f *firstSeen) adjust(start kgo.Offset) func(context.Context, map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	return func(_ context.Context, m map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for t, ps := range m {
+			for p := range ps {
+				if k := (key{t, p}); !f.m[k] {
+					f.m[k] = true
+					ps[p] = start
+				}
+			}
+		}
+		return m, nil
+	}
+}
+
+// Next emits a due retry, else the next record taken from the client, else
+// takes what the client has buffered (it never waits for the broker).
+func (s *spout[T]) Next() (msgID, T, bool) {
+	var zero T
+	if s.cl == nil {
+		return msgID{}, zero, false
+	}
+	now := time.Now()
+	s.mu.Lock()
+	req := s.commitDueLocked(now)
+	q, ok := s.nextLocked(now)
+	s.mu.Unlock()
+	s.commit(req)
+	if !ok && s.cfg.guarantee == AtMostOnce {
+		q, ok = s.pollAtMostOnce()
+	}
+	if !ok {
+		return msgID{}, zero, false
+	}
+	return msgID{q.p, q.e.offset}, s.translate(fromKgo(q.e.rec)), true
+}
+
+func (s *spout[T]) nextLocked(now time.Time) (queued, bool) {
+	if len(s.retries) > 0 && !s.retries[0].due.After(now) {
+		for len(s.retries) > 0 && !s.retries[0].due.After(now) {
+			r := heap.Pop(&s.retries).(retry)
+			if !r.p.gone && !r.e.done {
+				s.open++
+				return queued{r.p, r.e}, true
+			}
+		}
+	}
+	for {
+		for len(s.queue) > 0 {
+			q := s.queue[0]
+			s.queue[0] = queued{}
+			s.queue = s.queue[1:]
+			if !q.p.gone {
+				if s.cfg.guarantee == AtLeastOnce {
+					s.open++
+				}
+				return q, true
+			}
+		}
+		if s.cfg.guarantee == AtMostOnce || s.pollLocked() == 0 {
+			return queued{}, false
+		}
+	}
+}
+
+// pollLocked takes what the client has buffered, at most what keeps every
+// partition within its bound of uncommitted offsets, and pauses the
+// partitions that reached it. It returns the number of records taken.
+func (s *spout[T]) pollLocked() int {
+	n := s.cfg.maxPoll
+	if s.cfg.guarantee == AtLeastOnce {
+		n = min(n, s.cfg.maxUncommitted) // a partition not seen yet has the whole bound
+		for _, p := range s.parts {
+			if !p.paused {
+				n = min(n, max(1, int(int64(s.cfg.maxUncommitted)-p.uncommitted())))
+			}
+		}
+	}
+	fs := s.cl.PollRecords(nil, n) //nolint:staticcheck // a nil context returns what is buffered, without waiting
+	s.logErrors(fs)
+	taken := 0
+	fs.EachRecord(func(r *kgo.Record) {
+		p := s.partitionLocked(r)
+		var e *entry
+		if s.cfg.guarantee == AtLeastOnce {
+			e = p.take(r)
+		} else {
+			e = &entry{offset: r.Offset, rec: r}
+			p.polled = r.Offset + 1
+		}
+		s.queue = append(s.queue, queued{p, e})
+		taken++
+	})
+	if s.cfg.guarantee == AtLeastOnce && taken > 0 {
+		s.pauseFullLocked()
+	}
+	return taken
+}
+
+func (s *spout[T]) partitionLocked(r *kgo.Record) *partition {
+	k := key{r.Topic, r.Partition}
+	p := s.parts[k]
+	if p == nil {
+		p = newPartition(r.Topic, r.Partition, r.Offset)
+		s.parts[k] = p
+	}
+	return p
+}
+
+func (s *spout[T]) pauseFullLocked() {
+	var full map[string][]int32
+	for _, p := range s.parts {
+		if !p.paused && p.uncommitted() >= int64(s.cfg.maxUncommitted) {
+			p.paused = true
+			if full == nil {
+				full = map[string][]int32{}
+			}
+			full[p.topic] = append(full[p.topic], p.id)
+		}
+	}
+	if full != nil {
+		s.cl.PauseFetchPartitions(full)
+	}
+}
+
+func (s *spout[T]) resumeLocked(ps ...*partition) {
+	var resume map[string][]int32
+	for _, p := range ps {
+		if p.paused && (p.gone || p.uncommitted() < int64(s.cfg.maxUncommitted)) {
+			p.paused = false
+			if resume == nil {
+				resume = map[string][]int32{}
+			}
+			resume[p.topic] = append(resume[p.topic], p.id)
+		}
+	}
+	if resume != nil {
+		s.cl.ResumeFetchPartitions(resume)
+	}
+}
+
+func (s *spout[T]) logErrors(fs kgo.Fetches) {
+	fs.EachError(func(topic string, partition int32, err error) {
+		if errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled) {
+			return
+		}
+		s.log.Warn("kafka: fetch error", zap.String("topic", topic), zap.Int32("partition", partition), zap.Error(err))
+	})
+}
+
+// pollAtMostOnce takes a poll's records and commits past them before any is
+// emitted. If the commit fails they are dropped, never emitted: a record
+// emitted twice would break the guarantee, one lost does not.
+func (s *spout[T]) pollAtMostOnce() (queued, bool) {
+	s.mu.Lock()
+	taken := s.pollLocked()
+	req := offsets(s.parts, func(p *partition) int64 { return p.polled })
+	s.mu.Unlock()
+	if taken == 0 {
+		return queued{}, false
+	}
+	ctx, cancel := context.WithTimeout(s.life, s.cfg.closeTimeout)
+	defer cancel()
+	var cerr error
+	s.cl.CommitOffsetsSync(ctx, req, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		cerr = commitError(resp, err)
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cerr != nil {
+		s.log.Error("kafka: at-most-once commit failed; dropping the poll's records", zap.Int("records", taken), zap.Error(cerr))
+		s.queue = s.queue[:0]
+		return queued{}, false
+	}
+	s.markCommittedLocked(req)
+	return s.nextLocked(time.Now())
+}
+
+// Ack marks the record done: the commit point may move past it.
+func (s *spout[T]) Ack(id msgID) {
+	now := time.Now()
+	s.mu.Lock()
+	s.open--
+	if !id.p.gone {
+		id.p.finish(id.offset)
+	}
+	req := s.commitDueLocked(now)
+	closing := s.closingLocked()
+	s.mu.Unlock()
+	s.commit(req)
+	if closing {
+		s.closeClient()
+	}
+}
+
+// Nack schedules a retry of the record, or gives it up after its retries.
+func (s *spout[T]) Nack(id msgID) {
+	now := time.Now()
+	var gaveUp *kgo.Record
+	s.mu.Lock()
+	s.open--
+	if e := id.p.find(id.offset); !id.p.gone && e != nil && !e.done {
+		e.fails++
+		if e.fails > s.cfg.retry.retries {
+			gaveUp = e.rec
+			s.gaveUp++
+			id.p.finish(id.offset)
+		} else {
+			heap.Push(&s.retries, retry{due: now.Add(s.cfg.retry.delay(e.fails)), p: id.p, e: e})
+		}
+	}
+	n := s.gaveUp
+	closing := s.closingLocked()
+	s.mu.Unlock()
+	if gaveUp != nil {
+		s.reportGiveUp(gaveUp, n)
+	}
+	if closing {
+		s.closeClient()
+	}
+}
+
+func (s *spout[T]) reportGiveUp(r *kgo.Record, total int64) {
+	s.log.Error("kafka: record failed after its retries; committing past it",
+		zap.String("topic", r.Topic), zap.Int32("partition", r.Partition), zap.Int64("offset", r.Offset),
+		zap.Int("retries", s.cfg.retry.retries))
+	s.metric("kafka-gave-up", total)
+	if s.cfg.giveUp != nil {
+		s.cfg.giveUp(fromKgo(r))
+	}
+}
+
+// commitDueLocked returns the offsets to commit when the commit period is
+// over and no commit is in flight.
+func (s *spout[T]) commitDueLocked(now time.Time) map[string]map[int32]kgo.EpochOffset {
+	if s.committing || s.closed || now.Before(s.nextCommit) || s.cfg.guarantee == AtMostOnce {
+		return nil
+	}
+	s.nextCommit = now.Add(s.cfg.commitPeriod)
+	req := offsets(s.parts, s.point)
+	s.committing = req != nil
+	return req
+}
+
+// point is where a partition may be committed under the spout's guarantee.
+func (s *spout[T]) point(p *partition) int64 {
+	if s.cfg.guarantee == AtLeastOnce {
+		return p.commitPoint()
+	}
+	return p.polled
+}
+
+// commit sends req asynchronously; its result comes back through committed.
+func (s *spout[T]) commit(req map[string]map[int32]kgo.EpochOffset) {
+	if req == nil {
+		return
+	}
+	s.cl.CommitOffsets(s.life, req, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.committing = false
+		if err = commitError(resp, err); err != nil {
+			if !errors.Is(err, context.Canceled) {
+				s.log.Warn("kafka: commit failed; retrying at the next period", zap.Error(err))
+			}
+			return
+		}
+		s.markCommittedLocked(req)
+	})
+}
+
+func (s *spout[T]) markCommittedLocked(req map[string]map[int32]kgo.EpochOffset) {
+	var moved []*partition
+	for t, ps := range req {
+		for id, eo := range ps {
+			if p := s.parts[key{t, id}]; p != nil && eo.Offset > p.committed {
+				p.committed = eo.Offset
+				moved = append(moved, p)
+			}
+		}
+	}
+	s.resumeLocked(moved...)
+}
+
+// commitError is the first error of a commit, the request's or a partition's.
+func commitError(resp *kmsg.OffsetCommitResponse, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return fmt.Errorf("committing %s[%d]: %w", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+			}
+		}
+	}
+	return nil
+}
+
+// revoked commits how far the revoked partitions are done and forgets them:
+// the acks of their records still in the topology are ignored, and their
+// records not emitted yet are dropped (the group hands them to another
+// member, which resumes from this commit).
+func (s *spout[T]) revoked(_ context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	req := s.forget(revoked, true)
+	if req == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.closeTimeout)
+	defer cancel()
+	cl.CommitOffsetsSync(ctx, req, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err = commitError(resp, err); err != nil {
+			s.log.Warn("kafka: commit of revoked partitions failed; their new owner may repeat records", zap.Error(err))
+		}
+	})
+}
+
+// lost forgets the lost partitions without a commit: the group already gave
+// them to another member.
+func (s *spout[T]) lost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	s.forget(lost, false)
+}
+
+func (s *spout[T]) forget(parts map[string][]int32, commit bool) map[string]map[int32]kgo.EpochOffset {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	gone := map[key]*partition{}
+	for t, ids := range parts {
+		for _, id := range ids {
+			if p := s.parts[key{t, id}]; p != nil {
+				gone[key{t, id}] = p
+				delete(s.parts, key{t, id})
+			}
+		}
+	}
+	var req map[string]map[int32]kgo.EpochOffset
+	if commit && s.cfg.guarantee != AtMostOnce {
+		req = offsets(gone, s.point)
+	}
+	for _, p := range gone {
+		p.gone = true
+		p.open = nil
+		s.resumeLocked(p)
+	}
+	return req
+}
+
+// Activate is part of the task's lifecycle; the client starts consuming when
+// it is created.
+func (s *spout[T]) Activate() {}
+
+// Deactivate runs on the task's goroutine when the topology stops: with no
+// record open the client closes now, within the stop, and otherwise after the
+// last open record's ack or nack.
+func (s *spout[T]) Deactivate() { s.stop() }
+
+// stop runs when the task is deactivated or its context ends (a task that
+// fails is not deactivated first). (the task is deactivated or stops).
+// The client closes once no tracked record is open: acks that arrive while
+// the topology drains are still committed.
+func (s *spout[T]) stop() {
+	if s.cl == nil {
+		return
+	}
+	s.mu.Lock()
+	s.stopping = true
+	closing := s.closingLocked()
+	s.mu.Unlock()
+	if closing {
+		s.closeClient()
+	}
+}
+
+func (s *spout[T]) closingLocked() bool {
+	if s.stopping && s.open <= 0 && !s.closed {
+		s.closed = true
+		return true
+	}
+	return false
+}
+
+// closeClient leaves the group, which commits what is done through revoked,
+// and closes the client, each bounded by the close timeout.
+func (s *spout[T]) closeClient() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.closeTimeout)
+	defer cancel()
+	if err := s.cl.LeaveGroupContext(ctx); err != nil {
+		s.log.Warn("kafka: leaving the group", zap.Error(err))
+	}
+	s.cl.Close()
+	s.endLife()
+}
+
+// retry is a failed record waiting for its back-off.
+type retry struct {
+	due time.Time
+	p   *partition
+	e   *entry
+}
+
+type retryHeap []retry
+
+func (h retryHeap) Len() int           { return len(h) }
+func (h retryHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h retryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *retryHeap) Push(x any)        { *h = append(*h, x.(retry)) }
+func (h *retryHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	old[len(old)-1] = retry{}
+	*h = old[:len(old)-1]
+	return r
+}

@@ -1,0 +1,160 @@
+// Command kafka runs a topology from one Kafka topic to another with the
+// kafka connector: an embedded broker (franz-go's kfake) by default, or a
+// real one with -brokers.
+//
+//	go run ./samples/kafka                       # embedded broker
+//	go run ./samples/kafka -fail-rate 0.1        # the bolt fails 10% of first attempts
+//	go run ./samples/kafka -brokers host:9092    # a real cluster (topics "in"/"out" must exist)
+//
+// It produces -records records to "in", runs in -> spout -> work -> sink ->
+// "out" until every record is in "out" or -duration passed, stops, and prints
+// a last line
+//
+//	summary: produced=N processed=N committed=N lost=0 duplicates=N retried=N rate=R/s
+//
+// where processed counts the distinct input records found in "out",
+// committed the offsets the group committed on "in", and lost the records
+// produced and never found in "out": it must be 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/goshelter/goshelter/connectors/kafka"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// Done is the work bolt's output: the input record's place, to the sink.
+type Done struct {
+	Partition int32
+	Offset    int64
+}
+
+const group = "samples-kafka"
+
+func main() {
+	brokers := flag.String("brokers", "", "comma-separated seed brokers; empty starts an embedded broker")
+	records := flag.Int("records", 20000, "records to produce to \"in\"")
+	duration := flag.Duration("duration", 5*time.Second, "stop after this long at most")
+	failRate := flag.Float64("fail-rate", 0.05, "fraction of first attempts the work bolt fails")
+	flag.Parse()
+	if err := run(*brokers, *records, *duration, *failRate); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(brokers string, records int, duration time.Duration, failRate float64) error {
+	seeds := []string{brokers}
+	if brokers == "" {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "in", "out"))
+		if err != nil {
+			return fmt.Errorf("starting the embedded broker: %w", err)
+		}
+		defer c.Close()
+		seeds = c.ListenAddrs()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics("out"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if err := produce(cl, records); err != nil {
+		return err
+	}
+
+	var retried atomic.Int64
+	tried := sync.Map{}
+	b := dsl.New("kafka-sample", dsl.Conf{dsl.SpoutWait: 2 * time.Millisecond, dsl.MaxSpoutPending: 2000})
+	b.Streams(Done{})
+	in := b.Spout("in", kafka.Spout(seeds, group, []string{"in"}, kafka.WithCommitPeriod(100*time.Millisecond),
+		kafka.WithRetry(0, 5*time.Millisecond, time.Second, 10)))
+	work := b.Bolt("work", dsl.AutoAck(func(r kafka.Record, out dsl.Emitter) error {
+		if _, again := tried.LoadOrStore([2]int64{int64(r.Partition), r.Offset}, true); !again && rand.Float64() < failRate {
+			retried.Add(1)
+			return errors.New("failed on purpose (-fail-rate)")
+		}
+		out.Emit(Done{r.Partition, r.Offset})
+		return nil
+	}))
+	sink := b.Bolt("out", kafka.Sink(seeds, func(d Done) kafka.Record {
+		return kafka.Record{Topic: "out", Value: fmt.Appendf(nil, "%d/%d", d.Partition, d.Offset)}
+	}))
+	b.Anchored(in, work, dsl.Shuffle[kafka.Record]())
+	b.Anchored(work, sink, dsl.Shuffle[Done]())
+	topo, err := b.Build()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	running, err := supervision.Run(context.Background(), topo, supervision.WithLogger(zap.NewNop()))
+	if err != nil {
+		return err
+	}
+	seen := map[string]int{}
+	total := 0
+	deadline := time.Now().Add(duration)
+	for len(seen) < records && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++; total++ })
+		cancel()
+	}
+	elapsed := time.Since(start)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := running.Stop(stopCtx); err != nil {
+		return err
+	}
+	committed, err := committedSum(cl)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "summary: produced=%d processed=%d committed=%d lost=%d duplicates=%d retried=%d rate=%.0f/s\n",
+		records, len(seen), committed, records-len(seen), total-len(seen), retried.Load(), float64(len(seen))/elapsed.Seconds())
+	return nil
+}
+
+func produce(cl *kgo.Client, n int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rs := make([]*kgo.Record, n)
+	for i := range rs {
+		rs[i] = &kgo.Record{Topic: "in", Key: fmt.Appendf(nil, "%d", i), Value: fmt.Appendf(nil, "record %d", i)}
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		return fmt.Errorf("producing to \"in\": %w", err)
+	}
+	return nil
+}
+
+// committedSum is the sum of the group's committed offsets on "in".
+func committedSum(cl *kgo.Client) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	os, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		return 0, fmt.Errorf("reading the committed offsets: %w", err)
+	}
+	var sum int64
+	os.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == "in" {
+			sum += o.At
+		}
+	})
+	return sum, nil
+}
