@@ -28,7 +28,7 @@ func newConfig(opts []Option) config {
 		ackWait:    30 * time.Second, // JetStream's own default
 		nackBase:   500 * time.Millisecond,
 		nackMax:    30 * time.Second,
-		buffer:     64,
+		buffer:     512,
 		pubTimeout: 5 * time.Second,
 	}
 	for _, o := range opts {
@@ -85,7 +85,10 @@ func WithNackBackoff(base, max time.Duration) Option {
 }
 
 // WithBuffer sets how many fetched messages each spout task holds ready for
-// Next (default 64); it is also the largest fetch.
+// Next (default 512); it is also the largest fetch. A buffer that
+// holds more than the topology takes in one spout wait
+// (topology.sleep.spout.wait.strategy.time.ms, 100 ms by default) keeps Next
+// from running dry while the stream has messages.
 func WithBuffer(n int) Option {
 	return func(c *config) {
 		if n < 1 || n > 1<<16 {
