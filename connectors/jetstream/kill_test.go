@@ -42,6 +42,9 @@ func TestHelperProcess(t *testing.T) {
 	p := pipeline{url: os.Getenv(urlEnv),
 		spoutOpts: []jetstream.Option{jetstream.WithAckWait(time.Second), jetstream.WithNackBackoff(time.Millisecond, 50*time.Millisecond)},
 		processed: func(m jetstream.Message) {
+			// A millisecond a message slows the child down enough for the
+			// parent's kill to land mid-run.
+			time.Sleep(time.Millisecond)
 			mu.Lock()
 			defer mu.Unlock()
 			fmt.Fprintf(f, "%d\n", m.StreamSeq)

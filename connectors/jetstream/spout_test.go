@@ -139,6 +139,8 @@ var _ = Describe("Spout", Label("connectors", "jetstream"), func() {
 		const ackWait = 600 * time.Millisecond
 		c.publish("in.a", 3)
 		release := make(chan struct{})
+		var once sync.Once
+		free := func() { once.Do(func() { close(release) }) }
 		got := &seen[jetstream.Message]{}
 		held := make(chan dsl.Tuple, 1)
 		topo, err := spoutTopology[jetstream.Message](b.URL, dsl.Conf{dsl.MaxSpoutPending: 1, dsl.MessageTimeout: 30 * time.Second}, nil,
@@ -155,13 +157,14 @@ var _ = Describe("Spout", Label("connectors", "jetstream"), func() {
 				})
 			}), jetstream.WithAckWait(ackWait))
 		start(topo, err)
+		DeferCleanup(free) // before the stop, even when the spec fails
 		Eventually(held).Should(Receive())
 		// Five AckWaits with the first tree open and the other two buffered
 		// (max spout pending 1): without in-progress signals the server
 		// redelivers all three.
 		Consistently(func() int { return c.consumerInfo("IN", "specs").NumRedelivered }, 5*ackWait, 50*time.Millisecond).Should(BeZero())
 		Expect(got.len()).To(Equal(1))
-		close(release)
+		free()
 		Eventually(got.len).Should(Equal(3))
 		Eventually(func() int { return c.consumerInfo("IN", "specs").NumAckPending }).Should(BeZero())
 		for _, m := range got.list() {
