@@ -43,5 +43,5 @@
 // server goes away. When the task is deactivated or stops, its goroutines end
 // and its connection closes: the spout first hands its buffered messages back
 // and waits until the messages it handed out are settled (acked by the drain
-// or nacked by the stop), at most one AckWait.
+// or nacked by the stop), at most a message timeout and an AckWait.
 package jetstream

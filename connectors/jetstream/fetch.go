@@ -83,7 +83,8 @@ func (b *buffer) takeAll() []buffered {
 // the consumer, runs the fetcher, posts heartbeats, and when the task's
 // Context ends (deactivation or stop) it hands buffered messages back, waits
 // until every handed-out message is settled (the drain acks them, the stop
-// nacks the rest) or an AckWait passed, and closes the connection. Nothing it
+// nacks the rest), or a message timeout and an AckWait passed, and closes the
+// connection. Nothing it
 // starts outlives that.
 type keeper[T any] struct {
 	src                  *source[T]
@@ -130,7 +131,9 @@ func (k *keeper[T]) run(ctx context.Context) {
 	for _, b := range s.buf.takeAll() {
 		_ = b.msg.Nak()
 	}
-	bound := time.NewTimer(ackWait)
+	// A stop drains for at most about the message timeout, then nacks what is
+	// open; past that and an AckWait, nothing is left to keep.
+	bound := time.NewTimer(s.info.Settings.MessageTimeout + ackWait)
 	defer bound.Stop()
 	for s.inflight.Load() > 0 {
 		select {
@@ -172,7 +175,11 @@ func (k *keeper[T]) consumer(ctx context.Context, nc *nats.Conn) (jetstream.Cons
 		cons, err := js.CreateOrUpdateConsumer(actx, k.stream, cfg)
 		cancel()
 		if err == nil {
-			return cons, cons.CachedInfo().Config.AckWait, nil
+			ackWait := cons.CachedInfo().Config.AckWait
+			if ackWait <= 0 { // not reported: the server applies what was asked
+				ackWait = s.cfg.ackWait
+			}
+			return cons, ackWait, nil
 		}
 		if final(err) {
 			return nil, 0, fmt.Errorf("setting up consumer %q on stream %q: %w", k.durable, k.stream, err)
