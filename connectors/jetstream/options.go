@@ -1,0 +1,128 @@
+package jetstream
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Option configures a [Spout] or a [Sink]. An option that does not apply to
+// the component it is given to is ignored (the spout has no publish timeout).
+type Option func(*config)
+
+// config is the resolved options of one spout or sink, shared by its tasks.
+type config struct {
+	natsOpts   []nats.Option
+	filters    []string
+	ackWait    time.Duration
+	nackBase   time.Duration
+	nackMax    time.Duration
+	buffer     int
+	pubTimeout time.Duration
+	err        error // the first bad option: the tasks fail with it at start
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		ackWait:    30 * time.Second, // JetStream's own default
+		nackBase:   500 * time.Millisecond,
+		nackMax:    30 * time.Second,
+		buffer:     512,
+		pubTimeout: 5 * time.Second,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+func (c *config) bad(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("jetstream: "+format, args...)
+	}
+}
+
+// WithNATSOptions adds options to the connection each task opens (name,
+// credentials, TLS, reconnect policy, ...). Tasks always retry a failed first
+// connect and reconnect forever unless these options say otherwise.
+func WithNATSOptions(opts ...nats.Option) Option {
+	return func(c *config) { c.natsOpts = append(c.natsOpts, opts...) }
+}
+
+// WithFilterSubjects makes the spout's consumer deliver only messages on
+// these subjects (wildcards allowed); by default it takes the whole stream.
+func WithFilterSubjects(subjects ...string) Option {
+	return func(c *config) { c.filters = append(c.filters, subjects...) }
+}
+
+// WithAckWait sets the spout consumer's AckWait (default 30 s): how long the
+// server waits for an ack before redelivering. Open trees are kept alive with
+// in-progress signals every third of it, so it may be shorter than the
+// topology's message timeout; it bounds how soon messages held by a crashed
+// process are redelivered.
+func WithAckWait(d time.Duration) Option {
+	return func(c *config) {
+		if d < 30*time.Millisecond {
+			c.bad("WithAckWait(%v): want at least 30ms (in-progress signals go every third of it)", d)
+			return
+		}
+		c.ackWait = d
+	}
+}
+
+// WithNackBackoff sets the redelivery delay of a nacked message: base for its
+// first delivery, doubled for each delivery after, at most max (defaults
+// 500 ms and 30 s).
+func WithNackBackoff(base, max time.Duration) Option {
+	return func(c *config) {
+		if base <= 0 || max < base {
+			c.bad("WithNackBackoff(%v, %v): want 0 < base <= max", base, max)
+			return
+		}
+		c.nackBase, c.nackMax = base, max
+	}
+}
+
+// WithBuffer sets how many fetched messages each spout task holds ready for
+// Next (default 512); it is also the largest fetch. A buffer that
+// holds more than the topology takes in one spout wait
+// (topology.sleep.spout.wait.strategy.time.ms, 100 ms by default) keeps Next
+// from running dry while the stream has messages.
+func WithBuffer(n int) Option {
+	return func(c *config) {
+		if n < 1 || n > 1<<16 {
+			c.bad("WithBuffer(%d): want 1..65536", n)
+			return
+		}
+		c.buffer = n
+	}
+}
+
+// WithPublishTimeout sets how long the sink waits for a publish
+// acknowledgement before it fails the input (default 5 s).
+func WithPublishTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.bad("WithPublishTimeout(%v): want a positive duration", d)
+			return
+		}
+		c.pubTimeout = d
+	}
+}
+
+// connect opens a task's connection. It returns at once even when the server
+// is away (RetryOnFailedConnect): the client keeps trying in the background.
+func (c *config) connect(url, name string) (*nats.Conn, error) {
+	opts := append([]nats.Option{
+		nats.Name(name),
+		nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(100 * time.Millisecond),
+	}, c.natsOpts...)
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: connecting to %q: %w", url, err)
+	}
+	return nc, nil
+}

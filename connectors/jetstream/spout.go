@@ -1,0 +1,196 @@
+package jetstream
+
+import (
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/goshelter/goshelter/dsl"
+)
+
+// Spout defines a reliable spout reading stream through the durable pull
+// consumer named durable, which every task shares: the spout creates it, or
+// updates it to explicit acks, the AckWait of [WithAckWait], unlimited
+// deliveries and a MaxAckPending of Parallelism x (max spout pending +
+// [WithBuffer]), so the server never hands out more than the topology holds.
+//
+// translate turns each message into the spout's tuple; nil is allowed when T
+// is [Message]. A message translate rejects is terminated (the server never
+// redelivers it), logged, and counted in the task's "jetstream.terminated"
+// metric. An acked tree acks its message; a failed one nacks it with a delay
+// (see [WithNackBackoff]).
+func Spout[T any](url, stream, durable string, translate func(Message) (T, error), opts ...Option) *dsl.SpoutSpec {
+	cfg := newConfig(opts)
+	if translate == nil {
+		translate = identity[T](&cfg)
+	}
+	switch {
+	case stream == "":
+		cfg.bad("Spout: empty stream name")
+	case durable == "":
+		cfg.bad("Spout: empty durable consumer name for stream %q", stream)
+	}
+	return dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[*entry, T] {
+		return newSource(info, url, stream, durable, translate, cfg)
+	})
+}
+
+// identity is the translator of a Spout[Message], and records a bad option
+// for any other T.
+func identity[T any](cfg *config) func(Message) (T, error) {
+	if reflect.TypeFor[T]() != reflect.TypeFor[Message]() {
+		cfg.bad("Spout[%v]: a nil translate function needs T = jetstream.Message", reflect.TypeFor[T]())
+	}
+	return func(m Message) (T, error) {
+		t, _ := any(m).(T)
+		return t, nil
+	}
+}
+
+// entry is a message handed out by Next, until its Ack or Nack: the spout's
+// message id. Its fields are touched on the task's goroutine only.
+type entry struct {
+	msg       jetstream.Msg
+	seq       uint64    // stream sequence
+	delivered uint64    // deliveries so far
+	beat      time.Time // last time the server's AckWait restarted for it
+}
+
+// source is one spout task's state. Next, Ack, Nack and the Posted
+// heartbeats run on the task's goroutine; the fetcher and keeper goroutines
+// (fetch.go) share only buf, inflight and the signal channels with it.
+type source[T any] struct {
+	info       dsl.TaskInfo
+	log        *zap.Logger
+	cfg        config
+	translate  func(Message) (T, error)
+	buf        *buffer
+	open       tracker       // messages handed out and not yet acked or nacked
+	inflight   atomic.Int64  // len(open), for the keeper
+	space      chan struct{} // Next took from a full buffer
+	settled    chan struct{} // inflight reached 0
+	period     atomic.Int64  // in-progress period in ns, set by the keeper
+	terminated int64
+}
+
+func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate func(Message) (T, error), cfg config) *source[T] {
+	s := &source[T]{
+		info: info, log: info.Logger, cfg: cfg, translate: translate,
+		buf: newBuffer(cfg.buffer), open: tracker{}, space: make(chan struct{}, 1), settled: make(chan struct{}, 1),
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if cfg.err != nil {
+		info.Fail(fmt.Errorf("spout %q: %w", info.Component, cfg.err))
+		return s
+	}
+	k := &keeper[T]{src: s, url: url, stream: stream, durable: durable}
+	go k.run(info.Context())
+	return s
+}
+
+// Next hands out a buffered message, or ok=false at once when none is ready:
+// it never waits for the server.
+func (s *source[T]) Next() (*entry, T, bool) {
+	var zero T
+	for range 16 { // bounded: a run of rejected messages must not hold the task
+		b, ok := s.buf.pop()
+		if !ok {
+			return nil, zero, false
+		}
+		select {
+		case s.space <- struct{}{}:
+		default:
+		}
+		m, err := toMessage(b.msg)
+		var t T
+		if err == nil {
+			t, err = s.translate(m)
+		}
+		if err != nil {
+			s.reject(b.msg, err)
+			continue
+		}
+		e := &entry{msg: b.msg, seq: m.StreamSeq, delivered: m.Delivered, beat: b.beat}
+		s.open.add(e)
+		s.inflight.Add(1)
+		return e, t, true
+	}
+	return nil, zero, false
+}
+
+func (s *source[T]) reject(m jetstream.Msg, err error) {
+	s.terminated++
+	s.info.Metric("jetstream.terminated", s.terminated)
+	s.log.Error("jetstream: terminating a message the translator rejected", zap.String("subject", m.Subject()), zap.Error(err))
+	if terr := m.TermWithReason(err.Error()); terr != nil {
+		s.log.Warn("jetstream: terminating a message failed; it will be redelivered", zap.Error(terr))
+	}
+}
+
+// Ack acks the message: its tree completed.
+func (s *source[T]) Ack(e *entry) {
+	if err := e.msg.Ack(); err != nil {
+		// The server redelivers it after AckWait: a duplicate, never a loss.
+		s.log.Debug("jetstream: ack not sent", zap.Uint64("seq", e.seq), zap.Error(err))
+	}
+	s.close(e)
+}
+
+// Nack asks the server to redeliver the message after the back-off delay of
+// its delivery count.
+func (s *source[T]) Nack(e *entry) {
+	if err := e.msg.NakWithDelay(backoff(s.cfg.nackBase, s.cfg.nackMax, e.delivered)); err != nil {
+		s.log.Debug("jetstream: nak not sent; redelivery after AckWait", zap.Uint64("seq", e.seq), zap.Error(err))
+	}
+	s.close(e)
+}
+
+func (s *source[T]) close(e *entry) {
+	s.open.remove(e)
+	if s.inflight.Add(-1) == 0 {
+		select {
+		case s.settled <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// heartbeat sends an in-progress signal for every message, handed out or
+// still buffered, whose AckWait last restarted a period or more ago, so the
+// server does not redeliver a message whose tree is still open. Posted by
+// the keeper every period; runs on the task's goroutine.
+func (s *source[T]) heartbeat(now time.Time) {
+	period := time.Duration(s.period.Load())
+	for e := range s.open {
+		if now.Sub(e.beat) >= period {
+			if err := e.msg.InProgress(); err == nil {
+				e.beat = now
+			}
+		}
+	}
+	s.buf.heartbeat(now, period)
+}
+
+// backoff is the nack delay of a message delivered n times: base·2^(n-1),
+// at most max.
+func backoff(base, max time.Duration, n uint64) time.Duration {
+	d := base
+	for i := uint64(1); i < n && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}
+
+// tracker holds the messages a task handed out and has not settled (each
+// knows its stream sequence): the one place that knows the spout's open
+// positions.
+type tracker map[*entry]struct{}
+
+func (t tracker) add(e *entry)    { t[e] = struct{}{} }
+func (t tracker) remove(e *entry) { delete(t, e) }

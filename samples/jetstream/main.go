@@ -1,0 +1,235 @@
+// Command jetstream runs a topology from a NATS JetStream stream to another:
+// an embedded nats-server (JetStream on file storage in a temporary
+// directory) by default, or the server -url names.
+//
+//	go run ./samples/jetstream -duration 5s -records 20000 -fail-rate 0.1
+//	go run ./samples/jetstream -url nats://localhost:4222 -in IN -out OUT
+//
+// It creates the streams -in (subjects "<in>.>") and -out ("<out>.>") if they
+// do not exist, publishes -records records to the input, and runs
+//
+//	spout (durable consumer "sample") -> work (fails -fail-rate of its inputs) -> sink
+//
+// The sink publishes each record with the message id "<in>-<stream seq>", so a
+// replayed record is stored once. It stops when every record is stored or
+// after -duration, whichever comes first, and prints one last line
+//
+//	summary: produced=N processed=N committed=N stored=N duplicates=N pending=N lost=0 rate=R/s
+//
+// where processed counts work's successful executions (replays included),
+// committed is the consumer's ack floor, stored the records in the output
+// stream from this run, pending the records not yet committed (left for the
+// next run, not lost), and lost the records neither stored nor pending.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/goshelter/goshelter/connectors/jetstream"
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/supervision"
+)
+
+// Out is what work emits to the sink.
+type Out struct {
+	Seq  uint64
+	Data []byte
+}
+
+var errUnlucky = errors.New("work: failed on purpose (-fail-rate)")
+
+func main() {
+	url := flag.String("url", "", "NATS server URL (default: start an embedded server)")
+	in := flag.String("in", "SAMPLE_IN", "input stream")
+	out := flag.String("out", "SAMPLE_OUT", "output stream")
+	records := flag.Int("records", 20000, "records to publish")
+	failRate := flag.Float64("fail-rate", 0.1, "fraction of work's inputs it fails")
+	duration := flag.Duration("duration", 10*time.Second, "longest run")
+	flag.Parse()
+	if err := run(*url, *in, *out, *records, *failRate, *duration); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(url, in, out string, records int, failRate float64, duration time.Duration) error {
+	if url == "" {
+		srv, err := embedded()
+		if err != nil {
+			return err
+		}
+		defer srv.Shutdown()
+		url = srv.ClientURL()
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return fmt.Errorf("connecting to %q: %w", url, err)
+	}
+	defer nc.Close()
+	j, err := js.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), duration+30*time.Second)
+	defer cancel()
+	base, err := streams(ctx, j, in, out)
+	if err != nil {
+		return err
+	}
+	first, err := produce(ctx, j, in, records)
+	if err != nil {
+		return err
+	}
+
+	var processed atomic.Int64
+	topo, err := topology(url, in, out, failRate, &processed)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	running, err := supervision.Run(ctx, topo, supervision.WithLogger(zap.NewNop()))
+	if err != nil {
+		return err
+	}
+	deadline := time.After(duration)
+	for stored(ctx, j, out)-base < uint64(records) {
+		select {
+		case <-deadline:
+		case <-time.After(50 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	if err := running.Stop(ctx); err != nil {
+		return fmt.Errorf("stopping: %w", err)
+	}
+	elapsed := time.Since(began)
+	return summary(ctx, j, in, out, first, records, base, processed.Load(), elapsed)
+}
+
+// embedded starts a nats-server with JetStream in a temporary directory.
+func embedded() (*server.Server, error) {
+	dir, err := os.MkdirTemp("", "goshelter-jetstream-sample")
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		return nil, err
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		return nil, errors.New("embedded nats-server not ready")
+	}
+	return srv, nil
+}
+
+// streams creates the streams if needed and returns how many records the
+// output held before this run.
+func streams(ctx context.Context, j js.JetStream, in, out string) (uint64, error) {
+	for _, name := range []string{in, out} {
+		cfg := js.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: js.FileStorage, Duplicates: 10 * time.Minute}
+		if _, err := j.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return 0, fmt.Errorf("creating stream %q: %w", name, err)
+		}
+	}
+	return stored(ctx, j, out), nil
+}
+
+// produce publishes n records and returns the stream sequence of the first.
+func produce(ctx context.Context, j js.JetStream, in string, n int) (uint64, error) {
+	futures := make([]js.PubAckFuture, 0, n)
+	for i := range n {
+		f, err := j.PublishAsync(in+".records", fmt.Appendf(nil, "record %d", i))
+		if err != nil {
+			return 0, fmt.Errorf("producing: %w", err)
+		}
+		futures = append(futures, f)
+	}
+	first := uint64(0)
+	for i, f := range futures {
+		select {
+		case ack := <-f.Ok():
+			if i == 0 {
+				first = ack.Sequence
+			}
+		case err := <-f.Err():
+			return 0, fmt.Errorf("producing: %w", err)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return first, nil
+}
+
+func topology(url, in, out string, failRate float64, processed *atomic.Int64) (*dsl.Topology, error) {
+	b := dsl.New("jetstream-sample", dsl.Conf{dsl.MaxSpoutPending: 256})
+	b.Streams(jetstream.Message{}, Out{})
+	spout := b.Spout("in", jetstream.Spout[jetstream.Message](url, in, "sample", nil,
+		jetstream.WithNackBackoff(time.Millisecond, 100*time.Millisecond)))
+	work := b.Bolt("work", dsl.AutoAck(func(m jetstream.Message, e dsl.Emitter) error {
+		// A fixed pseudo-random choice per delivery: replays are tried anew.
+		if float64((m.StreamSeq*2654435761+m.Delivered*40503)%1000) < failRate*1000 {
+			return errUnlucky
+		}
+		processed.Add(1)
+		e.Emit(Out{Seq: m.StreamSeq, Data: m.Data})
+		return nil
+	}), dsl.Parallelism(2))
+	sink := b.Bolt("out", jetstream.Sink(url, func(o Out) (jetstream.Record, error) {
+		return jetstream.Record{Subject: out + ".records", Data: o.Data, MsgID: fmt.Sprintf("%s-%d", in, o.Seq)}, nil
+	}))
+	b.Anchored(spout, work, dsl.Shuffle[jetstream.Message]())
+	b.Anchored(work, sink, dsl.Shuffle[Out]())
+	return b.Build()
+}
+
+func stored(ctx context.Context, j js.JetStream, name string) uint64 {
+	s, err := j.Stream(ctx, name)
+	if err != nil {
+		return 0
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0
+	}
+	return info.State.Msgs
+}
+
+func summary(ctx context.Context, j js.JetStream, in, out string, first uint64, records int, base uint64, processed int64, elapsed time.Duration) error {
+	c, err := j.Consumer(ctx, in, "sample")
+	if err != nil {
+		return err
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return err
+	}
+	committed := int64(0)
+	if floor := info.AckFloor.Stream; floor >= first {
+		committed = int64(floor - first + 1)
+	}
+	storedNow := int64(stored(ctx, j, out) - base)
+	pending := int64(records) - committed
+	lost := int64(records) - storedNow - pending
+	if lost < 0 {
+		lost = 0 // acked past, stored: more was stored than committed
+	}
+	fmt.Printf("summary: produced=%d processed=%d committed=%d stored=%d duplicates=%d pending=%d lost=%d rate=%.0f/s\n",
+		records, processed, committed, storedNow, processed-storedNow, pending, lost, float64(storedNow)/elapsed.Seconds())
+	if lost != 0 {
+		os.Exit(1)
+	}
+	return nil
+}
