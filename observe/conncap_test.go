@@ -101,12 +101,19 @@ func TestANewClientTakesThePlaceOfTheLongestIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	first, second, third := dialKeptAlive(t, srv.Addr), dialKeptAlive(t, srv.Addr), dialKeptAlive(t, srv.Addr)
-	awaitIdle(t, capped, 3)
+	// A client reads its answer before the server marks the connection idle,
+	// so each is awaited: the idle order is the order of the dials.
+	var first, second, third *keptAlive
+	for _, k := range []**keptAlive{&first, &second, &third} {
+		*k = dialKeptAlive(t, srv.Addr)
+		awaitLastIdle(t, capped, *k)
+	}
 	if err := first.request(); err != nil { // first is now idle more recently than second
 		t.Fatal(err)
 	}
-	awaitIdle(t, capped, 3)
+	// The idle count is 3 before the server even sees first's request: wait
+	// for first to be the most recently idle, or a loaded machine closes it.
+	awaitLastIdle(t, capped, first)
 	fourth := dialKeptAlive(t, srv.Addr) // answered, though three connections are open
 	if !second.closedByServer() {
 		t.Error("the longest idle connection was not closed to make room")
@@ -118,13 +125,18 @@ func TestANewClientTakesThePlaceOfTheLongestIdle(t *testing.T) {
 	}
 }
 
-// awaitIdle waits until the server has seen n connections go idle: a client
-// reads its answer before the server marks the connection idle.
-func awaitIdle(t *testing.T, capped *connCap, n int) {
+// awaitLastIdle waits until k's connection is the one that went idle last.
+func awaitLastIdle(t *testing.T, capped *connCap, k *keptAlive) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); capped.idleCount() != n; time.Sleep(time.Millisecond) {
+	last := func() bool {
+		capped.mu.Lock()
+		defer capped.mu.Unlock()
+		e := capped.idle.Back()
+		return e != nil && e.Value.(*cappedConn).RemoteAddr().String() == k.LocalAddr().String()
+	}
+	for deadline := time.Now().Add(10 * time.Second); !last(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d connections idle, want %d", capped.idleCount(), n)
+			t.Fatal("the connection never went idle again")
 		}
 	}
 }
