@@ -34,8 +34,10 @@ const stopWithin = 30 * time.Second
 // supervision.WithDrainTimeout says otherwise.
 //
 // The checks look at the whole process, as goleak's do: tests that use Start
-// must not run in parallel with other tests (no t.Parallel). With ginkgo, pass
-// GinkgoTB() as t.
+// must not run in parallel with other tests (no t.Parallel). They run when
+// Start's cleanup does, so what a cleanup registered later releases (a
+// blocked bolt, a held input) is released first; a cleanup registered before
+// Start runs after the checks. With ginkgo, pass GinkgoTB() as t.
 func Start(t testing.TB, topo *dsl.Topology, opts ...supervision.Option) *supervision.Running {
 	t.Helper()
 	s := &started{t: t, name: topo.Name, log: &testLog{t: t}, before: takeSnapshot()}
