@@ -40,7 +40,7 @@ const stopWithin = 30 * time.Second
 // Start runs after the checks. With ginkgo, pass GinkgoTB() as t.
 func Start(t testing.TB, topo *dsl.Topology, opts ...supervision.Option) *supervision.Running {
 	t.Helper()
-	s := &started{t: t, name: topo.Name, log: &testLog{t: t}, before: takeSnapshot()}
+	s := &started{t: t, name: topo.Name, log: &testLog{t: t}, before: takeProcessState()}
 	t.Cleanup(s.cleanup) // first, so that a Run that fails is checked too
 	all := append([]supervision.Option{supervision.WithLogger(s.log.logger())}, opts...)
 	r, err := supervision.Run(context.Background(), topo, all...)
@@ -58,7 +58,7 @@ type started struct {
 	t      testing.TB
 	name   string
 	log    *testLog
-	before snapshot
+	before processState
 
 	mu sync.Mutex // mu guards r
 	r  *supervision.Running
@@ -99,22 +99,22 @@ func stop(r *supervision.Running) error {
 	return err
 }
 
-// snapshot is what the process had before a test started its topology.
-type snapshot struct {
+// processState is what the process had before a test started its topology.
+type processState struct {
 	goroutines goleak.Option
 	fds        map[string]bool // "fd -> target", nil without /proc
 	children   map[int]string  // pid -> description, nil without /proc
 }
 
-func takeSnapshot() snapshot {
+func takeProcessState() processState {
 	warmUpPoller()
-	return snapshot{goroutines: goleak.IgnoreCurrent(), fds: openFDs(), children: childProcesses()}
+	return processState{goroutines: goleak.IgnoreCurrent(), fds: openFDs(), children: childProcesses()}
 }
 
-// leftovers describes what was started after the snapshot and is still
+// leftovers describes what was started after the processState and is still
 // there. goleak.Find waits a while for goroutines on their way out; then
 // what they were closing is closed, but fds and children get the same grace.
-func (b snapshot) leftovers() []string {
+func (b processState) leftovers() []string {
 	var problems []string
 	if err := goleak.Find(b.goroutines); err != nil {
 		problems = append(problems, "a goroutine outlived the test: "+err.Error())
