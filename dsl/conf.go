@@ -22,7 +22,7 @@ const (
 	MaxSpoutPending    = "topology.max.spout.pending"                 // trees in flight per spout task, 1..2^31-1 (default 128); memory grows only with what is pending
 	AckerTasks         = "topology.acker.tasks"                       // acker tasks, 0..1024 (default 4; the executors' count when only that is set): the ackers that run
 	AckerExecutors     = "topology.acker.executors"                   // acker executors, 0..1024 (default 2, at most the tasks); Storm's threads, no effect here (see [Settings])
-	ReceiveBufferSize  = "topology.executor.receive.buffer.size"      // data mailbox slots, 2..2^20, rounded up to a power of two (default 256)
+	ReceiveBufferSize  = "topology.executor.receive.buffer.size"      // data mailbox slots, each a batch of up to BatchSize tuples, 2..2^20, rounded up to a power of two (default 256: 16,384 tuples per task)
 	MessageTimeout     = "topology.message.timeout.secs"              // tuple tree timeout, at least 1 ms (default 30 s)
 	SpoutWait          = "topology.sleep.spout.wait.strategy.time.ms" // back-off when a spout has nothing (default 100 ms)
 	Debug              = "topology.debug"                             // trace every message (default false)

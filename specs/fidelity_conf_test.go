@@ -2,6 +2,7 @@ package specs_test
 
 import (
 	"bytes"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -195,5 +196,41 @@ var _ = Describe("A shell spout's lifecycle commands", Label("fidelity", "multil
 		Stop(r)
 		Expect(lifecycle()).To(Equal([]string{"activate", "first next", "deactivate"}))
 		expectReaped(childPids(logs))
+	})
+})
+
+var _ = Describe("A task's data lane", Label("fidelity", "batching"), func() {
+	// README and the actors doc state the bound in tuples, the reference's
+	// unit: slots x batch size per task, plus one batch per sender.
+	It("holds at most receive.buffer.size x goshelter.batch.size tuples, and a sender parks on it", func() {
+		const slots, batch = 4, 8
+		release, started := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		src := sheltertest.Generate(1000, func(i int) Num { return Num{N: i} })
+		b := dsl.New("lane-bound", dsl.Conf{dsl.ReceiveBufferSize: slots, dsl.BatchSize: batch,
+			dsl.MaxSpoutPending: 1000, dsl.BatchFlushInterval: 0})
+		nums := b.Spout("nums", src.Spout())
+		sink := b.Bolt("sink", dsl.AutoAck(func(Num, dsl.Emitter) error {
+			once.Do(func() { close(started); <-release }) // the first input holds the task
+			return nil
+		}))
+		b.Anchored(nums, sink, dsl.Shuffle[Num]())
+		// With no flush interval a batch flushes when full (or when its
+		// sender has nothing to do): a spout's burst is a batch long, so every
+		// batch of this fast source carries 8 tuples.
+		r := Run(Build(b), NewManualClock().Option())
+		Eventually(started).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
+		// The batch being executed, a full lane, and the batch the spout is
+		// parked with: 8 + 4 x 8 + 8.
+		const bound = batch + slots*batch + batch
+		handouts := func() int { return len(src.Handouts()) }
+		Eventually(handouts).WithTimeout(Scaled(10 * time.Second)).Should(Equal(bound))
+		Expect(r.Stats().Components["sink"].MailboxDepth).To(Equal(slots))
+		Consistently(handouts).WithTimeout(Scaled(200*time.Millisecond)).Should(Equal(bound), "the spout stays parked")
+		close(release)
+		Expect(sheltertest.WaitIdle(kitCtx(), r)).To(Succeed())
+		Expect(src.Acked()).To(HaveLen(1000))
+		Stop(r)
+		Expect(src.Verify()).To(Succeed())
 	})
 })
