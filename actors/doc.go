@@ -15,6 +15,22 @@
 // path is acyclic (the dsl rejects cycles) and control never blocks, a parked sender
 // always wakes.
 //
+// # Bounds, in tuples
+//
+// The reference sizes a task's ring in tuples (256). Here a slot holds a batch
+// of up to goshelter.batch.size tuples, so a task's data lane holds at most
+// slots x batch size tuples: 256 x 64 = 16,384 at the defaults (4 slots of 64
+// give the reference's 256). Each sending task also holds at most one open
+// batch per destination, or one batch parked on a full lane.
+//
+// The control lanes have no slots: max spout pending bounds them. A spout task
+// opens at most topology.max.spout.pending trees, and their outcomes are all
+// that comes back to it; an acker's lane holds the operations of open trees
+// (at most max spout pending per spout task) and of their tuples still on data
+// lanes, and an acker refuses trees beyond goshelter.acker.capacity. Timer
+// beats coalesce into one message per task (below) and lifecycle messages are
+// one per stage. Unreliable spouts open no trees and cause no control traffic.
+//
 // # Batching
 //
 // Tuples travel in batches per destination task, flushed when full, whenever

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sort"
 	"time"
 )
 
@@ -21,8 +20,9 @@ type Conf map[string]any
 // child, 1..2^31-1 (default 100); memory grows only with what is queued.
 const (
 	MaxSpoutPending    = "topology.max.spout.pending"                 // trees in flight per spout task, 1..2^31-1 (default 128); memory grows only with what is pending
-	AckerTasks         = "topology.acker.executors"                   // acker tasks, 0..1024 (default 4)
-	ReceiveBufferSize  = "topology.executor.receive.buffer.size"      // data mailbox slots, 2..2^20, rounded up to a power of two (default 256)
+	AckerTasks         = "topology.acker.tasks"                       // acker tasks, 0..1024 (default 4; the executors' count when only that is set): the ackers that run
+	AckerExecutors     = "topology.acker.executors"                   // acker executors, 0..1024 (default 2, at most the tasks); Storm's threads, no effect here (see [Settings])
+	ReceiveBufferSize  = "topology.executor.receive.buffer.size"      // data mailbox slots, each a batch of up to BatchSize tuples, 2..2^20, rounded up to a power of two (default 256: 16,384 tuples per task)
 	MessageTimeout     = "topology.message.timeout.secs"              // tuple tree timeout, at least 1 ms (default 30 s)
 	SpoutWait          = "topology.sleep.spout.wait.strategy.time.ms" // back-off when a spout has nothing (default 100 ms)
 	Debug              = "topology.debug"                             // trace every message (default false)
@@ -35,8 +35,16 @@ const (
 
 // Settings is a resolved configuration: defaults, then topology conf, then component conf.
 type Settings struct {
-	MaxSpoutPending    int
-	AckerTasks         int
+	MaxSpoutPending int
+	// AckerTasks is how many acker tasks run. Every task is an actor of its
+	// own, so this count is what sizes the ackers.
+	AckerTasks int
+	// AckerExecutors is Storm's count of threads serving the acker tasks, as
+	// FsShelter and Storm read it: the tasks default to it when only it is
+	// set, and it is lowered to the tasks when they are fewer. goshelter has
+	// no executors (every task is an actor), so it has no further effect
+	// here; it is range-checked and exported to Storm (multilang.Flux).
+	AckerExecutors     int
 	ReceiveBufferSize  int
 	MessageTimeout     time.Duration
 	SpoutWait          time.Duration
@@ -57,6 +65,7 @@ func defaults() Settings {
 	return Settings{
 		MaxSpoutPending:    128,
 		AckerTasks:         4,
+		AckerExecutors:     2,
 		ReceiveBufferSize:  256,
 		MessageTimeout:     30 * time.Second,
 		SpoutWait:          100 * time.Millisecond,
@@ -91,6 +100,7 @@ const minMessageTimeout = time.Millisecond
 var confFields = map[string]confField{
 	MaxSpoutPending:    {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.MaxSpoutPending = int(v) }},
 	AckerTasks:         {min: 0, max: 1024, set: func(s *Settings, v int64) { s.AckerTasks = int(v) }},
+	AckerExecutors:     {min: 0, max: 1024, set: func(s *Settings, v int64) { s.AckerExecutors = int(v) }},
 	ReceiveBufferSize:  {min: 2, max: 1 << 20, set: func(s *Settings, v int64) { s.ReceiveBufferSize = ceilPow2(int(v)) }},
 	MessageTimeout:     messageTimeoutField(),
 	SpoutWait:          timeField(time.Millisecond, 0, func(s *Settings, d time.Duration) { s.SpoutWait = d }),
@@ -126,13 +136,17 @@ func ceilPow2(n int) int {
 	return 1 << bits.Len(uint(n-1))
 }
 
-// resolve applies confs in order over the defaults. Unknown keys are kept for
-// components that read them (Storm passes them through) and are not errors.
+// resolve applies topology confs in order over the defaults. Unknown keys are
+// kept for components that read them (Storm passes them through) and are not
+// errors (Build warns of the ones that look like typos, see keys.go).
 func resolve(confs ...Conf) (Settings, error) {
 	s := defaults()
 	var problems []string
 	for _, c := range confs {
 		problems = append(problems, c.applyTo(&s)...)
+	}
+	if len(problems) == 0 {
+		problems = s.ackers(confs)
 	}
 	if len(problems) > 0 {
 		return s, fmt.Errorf("dsl: bad conf: %v", problems)
@@ -140,13 +154,31 @@ func resolve(confs ...Conf) (Settings, error) {
 	return s, nil
 }
 
-func (c Conf) applyTo(s *Settings) (problems []string) {
-	keys := make([]string, 0, len(c))
-	for key := range c {
-		keys = append(keys, key)
+// ackers relates the acker tasks and executors as Storm relates a
+// component's tasks and executors: the tasks default to the executors (when
+// only the executors are set), and executors beyond the tasks would have no
+// task to run, so they are lowered to the tasks. Executors set to 0 with
+// tasks set above 0 contradict each other: an error names both keys.
+func (s *Settings) ackers(confs []Conf) []string {
+	var tasksSet, executorsSet bool
+	for _, c := range confs {
+		_, t := c[AckerTasks]
+		_, e := c[AckerExecutors]
+		tasksSet, executorsSet = tasksSet || t, executorsSet || e
 	}
-	sort.Strings(keys) // every problem, in a stable order
-	for _, key := range keys {
+	switch {
+	case executorsSet && !tasksSet:
+		s.AckerTasks = s.AckerExecutors
+	case tasksSet && executorsSet && s.AckerExecutors == 0 && s.AckerTasks > 0:
+		return []string{fmt.Sprintf("conf %q is 0 (no ackers) but %q is %d: set %q to 0 to turn acking off, or %q above 0",
+			AckerExecutors, AckerTasks, s.AckerTasks, AckerTasks, AckerExecutors)}
+	}
+	s.AckerExecutors = min(s.AckerExecutors, s.AckerTasks)
+	return nil
+}
+
+func (c Conf) applyTo(s *Settings) (problems []string) {
+	for _, key := range sortedKeys(c) { // every problem, in a stable order
 		raw := c[key]
 		if key == Debug {
 			b, ok := raw.(bool)

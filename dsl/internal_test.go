@@ -58,7 +58,14 @@ func TestResolve(t *testing.T) {
 		{"max spout pending", []Conf{{MaxSpoutPending: 1024}}, func(s *Settings) { s.MaxSpoutPending = 1024 }},
 		{"a whole float from JSON counts as a number", []Conf{{MaxSpoutPending: 3.0}}, func(s *Settings) { s.MaxSpoutPending = 3 }},
 		{"int64 and int32", []Conf{{AckerTasks: int64(2), MaxSpoutPending: int32(7)}}, func(s *Settings) { s.AckerTasks, s.MaxSpoutPending = 2, 7 }},
-		{"no ackers", []Conf{{AckerTasks: 0}}, func(s *Settings) { s.AckerTasks = 0 }},
+		{"no ackers", []Conf{{AckerTasks: 0}}, func(s *Settings) { s.AckerTasks, s.AckerExecutors = 0, 0 }},
+		{"acker tasks alone keep the default executors", []Conf{{AckerTasks: 6}}, func(s *Settings) { s.AckerTasks = 6 }},
+		{"acker tasks below the default executors lower them", []Conf{{AckerTasks: 1}}, func(s *Settings) { s.AckerTasks, s.AckerExecutors = 1, 1 }},
+		{"acker executors alone set the tasks too", []Conf{{AckerExecutors: 3}}, func(s *Settings) { s.AckerTasks, s.AckerExecutors = 3, 3 }},
+		{"acker executors 0 alone turn acking off", []Conf{{AckerExecutors: 0}}, func(s *Settings) { s.AckerTasks, s.AckerExecutors = 0, 0 }},
+		{"acker executors above the tasks are lowered", []Conf{{AckerTasks: 2, AckerExecutors: 5}}, func(s *Settings) { s.AckerTasks, s.AckerExecutors = 2, 2 }},
+		{"acker executors below the tasks", []Conf{{AckerTasks: 8, AckerExecutors: 3}}, func(s *Settings) { s.AckerTasks, s.AckerExecutors = 8, 3 }},
+		{"acker keys from different confs", []Conf{{AckerExecutors: 3}, {AckerTasks: 6}}, func(s *Settings) { s.AckerTasks, s.AckerExecutors = 6, 3 }},
 		{"receive buffer already a power of two", []Conf{{ReceiveBufferSize: 1024}}, func(s *Settings) { s.ReceiveBufferSize = 1024 }},
 		{"receive buffer 100 rounds up to 128", []Conf{{ReceiveBufferSize: 100}}, func(s *Settings) { s.ReceiveBufferSize = 128 }},
 		{"receive buffer 257 rounds up to 512", []Conf{{ReceiveBufferSize: 257}}, func(s *Settings) { s.ReceiveBufferSize = 512 }},
@@ -92,6 +99,38 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestUnknownKeys(t *testing.T) {
+	got := unknownKeys(Conf{
+		"topology.max.spout.pendng": 1, "goshelter.batch.sise": 2, // typos
+		"topology.workers": 3, "topology.kryo.register": nil, "topology.tasks": 4, "topology.name": "x", // Storm's
+		MaxSpoutPending: 5, AckerTasks: 1, windowMaxTuples: 2, "goshelter.multilang.metrics": true, // goshelter's
+		"my.own.key": 1, "topologyish": 2, // the application's
+	})
+	want := []string{
+		`conf "goshelter.batch.sise" is not a key goshelter or Storm knows; the closest known key is "goshelter.batch.size"`,
+		`conf "topology.max.spout.pendng" is not a key goshelter or Storm knows; the closest known key is "topology.max.spout.pending"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("unknownKeys:\n got %q\nwant %q", got, want)
+	}
+	for i := 1; i < len(knownKeys); i++ {
+		if knownKeys[i-1] == knownKeys[i] {
+			t.Errorf("%q is known twice: a key goshelter reads must not be in stormOnly too", knownKeys[i])
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"", "abc", 3}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"pending", "pendng", 1}, {"ab", "ba", 2}} {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
 func TestResolveRejectsBadValues(t *testing.T) {
 	tests := []struct {
 		name string
@@ -100,8 +139,12 @@ func TestResolveRejectsBadValues(t *testing.T) {
 	}{
 		{"count of the wrong type", Conf{MaxSpoutPending: "many"}, `conf "topology.max.spout.pending": want a number, got string`},
 		{"count below its minimum", Conf{MaxSpoutPending: 0}, `conf "topology.max.spout.pending": 0 is below the minimum 1`},
-		{"fractional count", Conf{AckerTasks: 1.5}, `conf "topology.acker.executors": want a whole number, got 1.5`},
-		{"duration for a count", Conf{AckerTasks: time.Second}, `conf "topology.acker.executors": want a number, got a duration 1s`},
+		{"fractional count", Conf{AckerTasks: 1.5}, `conf "topology.acker.tasks": want a whole number, got 1.5`},
+		{"duration for a count", Conf{AckerExecutors: time.Second}, `conf "topology.acker.executors": want a number, got a duration 1s`},
+		{"acker executors above the maximum", Conf{AckerExecutors: 1025}, `conf "topology.acker.executors": 1025 is above the maximum 1024`},
+		{"acker executors below the minimum", Conf{AckerExecutors: -1}, `conf "topology.acker.executors": -1 is below the minimum 0`},
+		{"acker tasks with no executors", Conf{AckerTasks: 4, AckerExecutors: 0},
+			`conf "topology.acker.executors" is 0 (no ackers) but "topology.acker.tasks" is 4: set "topology.acker.tasks" to 0 to turn acking off, or "topology.acker.executors" above 0`},
 		{"receive buffer of one slot", Conf{ReceiveBufferSize: 1}, `conf "topology.executor.receive.buffer.size": 1 is below the minimum 2`},
 		{"negative timeout", Conf{MessageTimeout: -5}, `conf "topology.message.timeout.secs": -5 is below the minimum 1`},
 		{"zero duration timeout", Conf{MessageTimeout: time.Duration(0)}, `conf "topology.message.timeout.secs": duration 0s is too small`},

@@ -49,6 +49,11 @@ type Topology struct {
 	Edges      []*Edge
 	// AckerTasks are the acker task ids, after every component's.
 	AckerTasks []int
+	// Warnings are what Build found suspicious but not invalid, such as a
+	// "topology." or "goshelter." conf key that neither goshelter nor Storm
+	// knows (named with the closest known key: a typo must not pass
+	// silently). supervision.Run logs each at warn level as it starts.
+	Warnings []string
 }
 
 // Component returns the component called id, or nil.
@@ -230,6 +235,27 @@ func (v *validator) settings() {
 		v.problem("topology %v", err)
 	}
 	v.t.Settings = s
+	v.t.Warnings = append(v.t.Warnings, unknownKeys(v.b.conf)...)
+}
+
+// componentConf applies c's own conf over the topology's settings. The acker
+// keys size the topology's ackers, which no component has: in a component's
+// conf they are kept (Storm passes them through) but warned about, and its
+// Settings keep the topology's.
+func (v *validator) componentConf(c *Component) {
+	c.Settings = v.t.Settings
+	for _, p := range c.Conf.applyTo(&c.Settings) {
+		v.problem("component %q: %s", c.ID, p)
+	}
+	c.Settings.AckerTasks, c.Settings.AckerExecutors = v.t.Settings.AckerTasks, v.t.Settings.AckerExecutors
+	for _, key := range []string{AckerTasks, AckerExecutors} {
+		if _, set := c.Conf[key]; set {
+			v.t.Warnings = append(v.t.Warnings, fmt.Sprintf("component %q: conf %q has no effect in a component's conf; the ackers are the topology's, sized by its conf", c.ID, key))
+		}
+	}
+	for _, w := range unknownKeys(c.Conf) {
+		v.t.Warnings = append(v.t.Warnings, fmt.Sprintf("component %q: %s", c.ID, w))
+	}
 }
 
 func (v *validator) components() {
@@ -277,10 +303,7 @@ func (v *validator) component(c *Component, spout bool) {
 			}
 		}
 	}
-	c.Settings = v.t.Settings
-	for _, p := range c.Conf.applyTo(&c.Settings) {
-		v.problem("component %q: %s", c.ID, p)
-	}
+	v.componentConf(c)
 }
 
 // hooks reports the methods of c's handler or Source type named like an

@@ -121,6 +121,7 @@ var stormSettings = []struct {
 }{
 	{dsl.MaxSpoutPending, func(s dsl.Settings) any { return s.MaxSpoutPending }},
 	{dsl.AckerTasks, func(s dsl.Settings) any { return s.AckerTasks }},
+	{dsl.AckerExecutors, func(s dsl.Settings) any { return s.AckerExecutors }},
 	{dsl.ReceiveBufferSize, func(s dsl.Settings) any { return s.ReceiveBufferSize }},
 	{dsl.MessageTimeout, func(s dsl.Settings) any { return s.MessageTimeout }},
 	{dsl.SpoutWait, func(s dsl.Settings) any { return s.SpoutWait }},

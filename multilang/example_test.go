@@ -76,7 +76,8 @@ func ExampleFlux() {
 	// Output:
 	// name: shout
 	// config:
-	//   topology.acker.executors: 4
+	//   topology.acker.executors: 2
+	//   topology.acker.tasks: 4
 	//   topology.batch.flush.interval.millis: 1
 	//   topology.debug: false
 	//   topology.executor.receive.buffer.size: 256

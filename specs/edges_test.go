@@ -200,7 +200,7 @@ var _ = Describe("Edges: bad numbers fail at Build", Label("edges", "dsl-validat
 		Entry("a receive buffer of 2^62", dsl.ReceiveBufferSize, int64(1)<<62, `conf "topology.executor.receive.buffer.size": 4611686018427387904 is above the maximum 1048576`),
 		Entry("a batch size of 2^40", dsl.BatchSize, int64(1)<<40, `conf "goshelter.batch.size": 1099511627776 is above the maximum 65536`),
 		Entry("a max spout pending above 2^31-1", dsl.MaxSpoutPending, int64(1)<<40, `conf "topology.max.spout.pending": 1099511627776 is above the maximum 2147483647`),
-		Entry("a million ackers", dsl.AckerTasks, 1_000_000, `conf "topology.acker.executors": 1000000 is above the maximum 1024`),
+		Entry("a million ackers", dsl.AckerExecutors, 1_000_000, `conf "topology.acker.executors": 1000000 is above the maximum 1024`),
 		Entry("a message timeout of 2^62 seconds", dsl.MessageTimeout, int64(1)<<62, `conf "topology.message.timeout.secs": 4611686018427387904 is above the maximum`),
 		Entry("a negative tick frequency", dsl.TickFrequency, -1, `conf "topology.tick.tuple.freq.secs": -1 is below the minimum 0`),
 		Entry("a NaN timeout", dsl.MessageTimeout, math.NaN(), `conf "topology.message.timeout.secs": NaN is not a number of seconds`),

@@ -56,6 +56,8 @@ type Running struct {
 const maxEvents = 64
 
 // Run starts topology t and returns once its first incarnation is active.
+// It first logs each of t's [dsl.Topology.Warnings] at warn level (with no
+// logger given, on stderr), so a mistyped conf key is seen without extra work.
 // When a task fails, the topology is restarted with back-off (see the package
 // doc) unless [WithoutRestarts] is given. Cancelling ctx stops the topology,
 // as exec.CommandContext kills its process: Wait then returns ctx's cause.
@@ -76,6 +78,9 @@ func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error)
 		finished: make(chan struct{}), done: make(chan struct{}),
 	}
 	r.events = newDispatcher(o.events, r.log)
+	for _, w := range t.Warnings { // once per Run, not per incarnation: Build found them
+		r.log.Warn("topology built with a warning", zap.String("warning", w))
+	}
 	r.life, r.endLife = context.WithCancel(context.Background())
 	r.system = actors.NewSystem(o.logger, r.onFailure)
 	if err := r.startIncarnation(ctx); err != nil {

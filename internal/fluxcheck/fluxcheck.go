@@ -26,6 +26,7 @@ var storm = map[string]struct {
 }{
 	"MaxSpoutPending":    {dsl.MaxSpoutPending, 0},
 	"AckerTasks":         {dsl.AckerTasks, 0},
+	"AckerExecutors":     {dsl.AckerExecutors, 0},
 	"ReceiveBufferSize":  {dsl.ReceiveBufferSize, 0},
 	"MessageTimeout":     {dsl.MessageTimeout, time.Second},
 	"SpoutWait":          {dsl.SpoutWait, time.Millisecond},
