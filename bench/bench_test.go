@@ -13,6 +13,12 @@ func TestCases(t *testing.T) {
 		t.Run(rs.name(), func(t *testing.T) {
 			s := setup{shape: rs.shape, acked: rs.acked, pending: 512, ackers: 1, spoutWait: defaultSpoutWait, flushOff: rs.flushOff}
 			tm := short
+			if rs.shape == topicToTopic {
+				// A broker under the race detector needs a while before the first
+				// record is through; the backlog is sized for the measure.
+				tm, s.records = kafkaTiming(timing{warmup: 500 * time.Millisecond, measure: time.Second})
+				s.records /= 20
+			}
 			if rs.flushOff {
 				tm.measure = 300 * time.Millisecond // its first batch leaves after 64 ms
 			}
@@ -23,7 +29,9 @@ func TestCases(t *testing.T) {
 			if r.tuples == 0 {
 				t.Fatal("no tuples")
 			}
-			if (rs.acked || rs.shape == slowSource) && r.samples == 0 {
+			// The Kafka cases time records end to end through the broker, not
+			// tuple trees: they sample no complete latency.
+			if (rs.acked || rs.shape == slowSource) && rs.shape != topicToTopic && r.samples == 0 {
 				t.Error("acked run recorded no latency")
 			}
 			if r.nacks != 0 {
