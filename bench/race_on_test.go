@@ -1,0 +1,6 @@
+//go:build race
+
+package main
+
+// raceDetector tells TestCases it runs under -race.
+const raceDetector = true
