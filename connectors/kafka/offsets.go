@@ -15,9 +15,13 @@ import (
 type partition struct {
 	topic string
 	id    int32
-	// open are the records taken from the client and not done (acked, given
-	// up), in offset order; the commit point is the first of them.
-	open []*entry
+	// open[head:] are the records taken from the client and not done (acked,
+	// given up), in offset order; the commit point is the first of them.
+	// open[:head] are done entries not yet slid out. Entries are values, not
+	// pointers: taking a record allocates nothing once the slice has grown to
+	// the partition's flow.
+	open []entry
+	head int
 	// polled is the offset after the last record taken; committed is the
 	// offset last committed to the broker (or the first offset taken, before
 	// any commit): the partition holds polled - committed uncommitted offsets.
@@ -39,18 +43,18 @@ func newPartition(topic string, id int32, first int64) *partition {
 }
 
 // take records a record taken from the client (offsets only grow).
-func (p *partition) take(r *kgo.Record) *entry {
-	e := &entry{offset: r.Offset, rec: r}
-	p.open = append(p.open, e)
+func (p *partition) take(r *kgo.Record) {
+	p.open = append(p.open, entry{offset: r.Offset, rec: r})
 	p.polled = r.Offset + 1
-	return e
 }
 
-// find returns the open entry at offset, or nil.
+// find returns the open entry at offset, or nil. The pointer is valid until
+// the next take or finish.
 func (p *partition) find(offset int64) *entry {
-	i := sort.Search(len(p.open), func(i int) bool { return p.open[i].offset >= offset })
-	if i < len(p.open) && p.open[i].offset == offset {
-		return p.open[i]
+	open := p.open[p.head:]
+	i := sort.Search(len(open), func(i int) bool { return open[i].offset >= offset })
+	if i < len(open) && open[i].offset == offset {
+		return &open[i]
 	}
 	return nil
 }
@@ -64,20 +68,33 @@ func (p *partition) finish(offset int64) {
 		return
 	}
 	e.done, e.rec = true, nil
-	n := 0
-	for n < len(p.open) && p.open[n].done {
-		p.open[n] = nil
-		n++
+	for p.head < len(p.open) && p.open[p.head].done {
+		p.head++
 	}
-	p.open = p.open[n:]
+	// Slide the live entries to the front once the dropped ones are the
+	// larger part, so take's append reuses the array instead of growing it
+	// (amortised: each entry moves at most once per doubling).
+	if p.head >= len(p.open)-p.head {
+		n := copy(p.open, p.open[p.head:])
+		clear(p.open[n:])
+		p.open, p.head = p.open[:n], 0
+	}
+}
+
+// first returns the first open entry, if any.
+func (p *partition) first() (entry, bool) {
+	if p.head < len(p.open) {
+		return p.open[p.head], true
+	}
+	return entry{}, false
 }
 
 // commitPoint is the offset the partition may be committed at: its first
 // record not done, or the offset after the last record taken (gaps in the
 // log, compaction or transaction markers, are skipped this way).
 func (p *partition) commitPoint() int64 {
-	if len(p.open) > 0 {
-		return p.open[0].offset
+	if e, ok := p.first(); ok {
+		return e.offset
 	}
 	return p.polled
 }

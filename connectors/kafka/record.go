@@ -12,6 +12,9 @@ import (
 // tuple's fields, named as Storm's KafkaSpout names them.
 //
 // A tuple is immutable once emitted: nobody may change Key, Value or Headers.
+// The spout's Key, Value and header values are the client's fetched buffers,
+// shared rather than copied (the client never reuses them), so they may be
+// kept after the tuple is acked.
 type Record struct {
 	Topic     string    `storm:"topic"`
 	Partition int32     `storm:"partition"`
@@ -42,13 +45,15 @@ func fromKgo(r *kgo.Record) Record {
 	return out
 }
 
-func (r Record) toKgo() *kgo.Record {
-	out := &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
+// fill sets out (a zeroed record) to what r describes. Key, Value and the
+// headers' values are shared, not copied: a tuple is immutable, and the
+// client only reads them.
+func (r Record) fill(out *kgo.Record) {
+	out.Topic, out.Key, out.Value, out.Timestamp = r.Topic, r.Key, r.Value, r.Timestamp
 	if len(r.Headers) > 0 {
 		out.Headers = make([]kgo.RecordHeader, len(r.Headers))
 		for i, h := range r.Headers {
 			out.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: h.Value}
 		}
 	}
-	return out
 }

@@ -21,7 +21,12 @@ import (
 //
 // Inputs are produced in order per partition; a full produce buffer (the
 // client's MaxBufferedRecords) makes the task wait, which is the sink's
-// back-pressure. Sink panics when seeds is empty or route is nil.
+// back-pressure. The client produces without a linger (franz-go's default is
+// 10 ms) unless [WithClientOptions] sets kgo.ProducerLinger: the spouts' max
+// pending bounds the inputs in flight, so a linger would hold each window of
+// them for its length. The record's Key, Value and header values are handed
+// to the client as they are, not copied: they must not change (a tuple is
+// immutable). Sink panics when seeds is empty or route is nil.
 func Sink[In any](seeds []string, route func(In) Record, opts ...Option) *dsl.BoltSpec {
 	cfg := defaults()
 	for _, o := range opts {
@@ -43,32 +48,55 @@ func Sink[In any](seeds []string, route func(In) Record, opts ...Option) *dsl.Bo
 }
 
 // sink is one task's producer. Execute runs on the task's goroutine; the
-// client calls the promises on its own goroutines, which queue the outcomes
-// and post one drain to the task at a time, so acks and fails happen on the
-// task's goroutine in batches.
+// client calls the promise on its own goroutines, which queues the outcomes
+// and posts one drain to the task at a time, so acks and fails happen on the
+// task's goroutine in batches (one Post per batch, not per record).
+//
+// Nothing is allocated per record once the sink is warm: each input travels
+// in a [produced] taken from the task's free list, whose kgo.Record is the one
+// handed to the client, and comes back to the free list once its outcome is
+// applied. One promise function serves every record.
 type sink[In any] struct {
-	route func(In) Record
-	cl    *kgo.Client // nil if it could not be created (the task failed)
-	ctx   context.Context
-	post  func(func(dsl.Collector))
-	log   *zap.Logger
+	route   func(In) Record
+	cl      *kgo.Client // nil if it could not be created (the task failed)
+	ctx     context.Context
+	post    func(func(dsl.Collector))
+	log     *zap.Logger
+	promise func(*kgo.Record, error) // s.done, bound once
+	drainFn func(dsl.Collector)      // s.drain, bound once
+	free    []*produced              // task goroutine only
 
 	mu       sync.Mutex // mu guards outcomes and posted
-	outcomes []outcome
+	outcomes []*produced
+	spare    []*produced // the drained batch's slice, reused for the next one
 	posted   bool
 }
 
-type outcome struct {
-	input dsl.Tuple
-	err   error
+// produced is an input in flight: the record produced for it and, once the
+// promise ran, the outcome. The record's Context is the produced itself, so
+// the promise finds its input without a closure or a map: franz-go documents
+// Record.Context as the caller's ("used for enriching records"), keeps it
+// with the record and only reads its Done channel, which is nil here (the
+// Produce ctx is still the task's, for cancellation).
+type produced struct {
+	context.Context // context.Background(): never done, no values
+	rec             kgo.Record
+	input           dsl.Tuple
+	err             error
 }
 
 func newSink[In any](info dsl.TaskInfo, cfg config, seeds []string, route func(In) Record) (*sink[In], error) {
 	s := &sink[In]{route: route, ctx: info.Context(), post: info.Post, log: info.Logger}
+	s.promise, s.drainFn = s.done, s.drain
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, cfg.client...)
+	// No linger by default (franz-go's is 10 ms): the sink's inputs are
+	// bounded by the spouts' max pending, so once a window of them waits in
+	// the client nothing more comes until the linger ends, and every window
+	// would wait for it. Batches still form while requests are in flight. A
+	// ProducerLinger in WithClientOptions overrides this.
+	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ProducerLinger(0)}, cfg.client...)
 	// Last, so no user option undoes the guarantee.
 	opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	cl, err := kgo.NewClient(opts...)
@@ -99,32 +127,61 @@ func (s *sink[In]) Execute(in In, input dsl.Tuple, c dsl.Collector) error {
 	if r.Topic == "" {
 		return fmt.Errorf("kafka: sink: route gave a record with no topic for %T", in)
 	}
-	s.cl.Produce(s.ctx, r.toKgo(), func(_ *kgo.Record, err error) { s.done(input, err) })
+	p := s.take()
+	p.input = input
+	r.fill(&p.rec)
+	p.rec.Context = p
+	s.cl.Produce(s.ctx, &p.rec, s.promise)
 	return nil
 }
 
-func (s *sink[In]) done(input dsl.Tuple, err error) {
+// take returns a produced from the free list, or a new one.
+func (s *sink[In]) take() *produced {
+	if n := len(s.free); n > 0 {
+		p := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		return p
+	}
+	return &produced{Context: context.Background()}
+}
+
+// done is the promise of every record: it queues the outcome and posts a
+// drain unless one is posted already.
+func (s *sink[In]) done(r *kgo.Record, err error) {
+	p := r.Context.(*produced)
+	p.err = err
 	s.mu.Lock()
-	s.outcomes = append(s.outcomes, outcome{input, err})
+	s.outcomes = append(s.outcomes, p)
 	first := !s.posted
 	s.posted = true
 	s.mu.Unlock()
 	if first {
-		s.post(s.drain)
+		s.post(s.drainFn)
 	}
 }
 
 func (s *sink[In]) drain(c dsl.Collector) {
 	s.mu.Lock()
 	batch := s.outcomes
-	s.outcomes, s.posted = nil, false
+	s.outcomes, s.spare = s.spare[:0], nil
+	s.posted = false
 	s.mu.Unlock()
-	for _, o := range batch {
-		if o.err != nil {
-			s.log.Warn("kafka: produce failed; failing the input", zap.Error(o.err))
-			c.Fail(o.input)
+	for i, p := range batch {
+		if p.err != nil {
+			s.log.Warn("kafka: produce failed; failing the input", zap.Error(p.err))
+			c.Fail(p.input)
 		} else {
-			c.Ack(o.input)
+			c.Ack(p.input)
 		}
+		// The client is done with the record once its promise ran.
+		p.rec, p.input, p.err = kgo.Record{}, dsl.Tuple{}, nil
+		s.free = append(s.free, p)
+		batch[i] = nil
 	}
+	s.mu.Lock()
+	if s.spare == nil {
+		s.spare = batch[:0]
+	}
+	s.mu.Unlock()
 }

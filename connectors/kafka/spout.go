@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
@@ -27,6 +28,13 @@ func Spout(seeds []string, group string, topics []string, opts ...Option) *dsl.S
 // group with a client of its own, so the group spreads the partitions over
 // the tasks. translate runs on the task's goroutine and must not block; a
 // panic in it fails the task.
+//
+// While records flow, a task whose client ran out of fetched records waits
+// for the next fetch, up to the topology's spout wait and at most 200 ms
+// (Storm's poll timeout), rather than handing back to the runtime, which
+// would sleep the whole spout wait however soon the fetch arrives; its acks
+// wait meanwhile. Once such a wait finds nothing, the task backs off as any
+// spout does until records come again.
 //
 // SpoutOf panics with an error naming the culprit when an argument or an
 // option is invalid (no seed, no group, no topic, a bound that is not
@@ -80,8 +88,8 @@ type msgID struct {
 
 // queued is a record taken from the client and not emitted yet.
 type queued struct {
-	p *partition
-	e *entry
+	p   *partition
+	rec *kgo.Record
 }
 
 // spout is one task's consumer. Next, Ack and Nack run on the task's
@@ -98,13 +106,29 @@ type spout[T any] struct {
 	cl        *kgo.Client // nil if it could not be created (the task failed)
 	life      context.Context
 	endLife   context.CancelFunc
+	// due is set by tick when a commit period is over: Next and Ack read it
+	// instead of the clock, which costs more than the rest of an Ack.
+	due  atomic.Bool
+	tick *time.Timer
 
-	mu         sync.Mutex // mu guards every field below
-	parts      map[key]*partition
+	// wait is how long Next waits for the client while records are flowing
+	// (see await): the task's spout wait, which it would otherwise sleep, at
+	// most maxAwait.
+	wait time.Duration
+
+	mu    sync.Mutex // mu guards every field below
+	parts map[key]*partition
+	// epoch counts the rebalances that took partitions away; goneAt is the
+	// epoch at which each partition was last forgotten. A poll made without
+	// mu drops the records of partitions forgotten while it waited.
+	epoch  uint64
+	goneAt map[key]uint64
+	// flowing is set when the last poll took records and cleared when a
+	// wait for more found none.
+	flowing    bool
 	queue      []queued
 	retries    retryHeap
 	committing bool
-	nextCommit time.Time
 	open       int // tracked records emitted and not acked or nacked yet
 	stopping   bool
 	closed     bool
@@ -114,7 +138,7 @@ type spout[T any] struct {
 func newSpout[T any](info dsl.TaskInfo, cfg config, translate func(Record) T, seeds []string, group string, topics []string, seen *firstSeen) (*spout[T], error) {
 	s := &spout[T]{
 		cfg: cfg, translate: translate, log: info.Logger, metric: info.Metric,
-		parts: map[key]*partition{}, nextCommit: time.Now().Add(cfg.commitPeriod),
+		parts: map[key]*partition{}, goneAt: map[key]uint64{}, wait: min(info.Settings.SpoutWait, maxAwait),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -138,6 +162,7 @@ func newSpout[T any](info dsl.TaskInfo, cfg config, translate func(Record) T, se
 		return s, fmt.Errorf("kafka: creating the client of group %q: %w", group, err)
 	}
 	s.cl = cl
+	s.tick = time.AfterFunc(cfg.commitPeriod, func() { s.due.Store(true) })
 	context.AfterFunc(info.Context(), s.stop)
 	return s, nil
 }
@@ -179,28 +204,32 @@ func (s *spout[T]) Next() (msgID, T, bool) {
 	if s.cl == nil {
 		return msgID{}, zero, false
 	}
-	now := time.Now()
 	s.mu.Lock()
-	req := s.commitDueLocked(now)
-	q, ok := s.nextLocked(now)
+	req := s.commitDueLocked()
+	q, ok := s.nextLocked()
+	wait := !ok && s.flowing && s.wait > 0 && s.cfg.guarantee != AtMostOnce
 	s.mu.Unlock()
 	s.commit(req)
+	if wait {
+		q, ok = s.await()
+	}
 	if !ok && s.cfg.guarantee == AtMostOnce {
 		q, ok = s.pollAtMostOnce()
 	}
 	if !ok {
 		return msgID{}, zero, false
 	}
-	return msgID{q.p, q.e.offset}, s.translate(fromKgo(q.e.rec)), true
+	return msgID{q.p, q.rec.Offset}, s.translate(fromKgo(q.rec)), true
 }
 
-func (s *spout[T]) nextLocked(now time.Time) (queued, bool) {
-	if len(s.retries) > 0 && !s.retries[0].due.After(now) {
+func (s *spout[T]) nextLocked() (queued, bool) {
+	if len(s.retries) > 0 {
+		now := time.Now()
 		for len(s.retries) > 0 && !s.retries[0].due.After(now) {
 			r := heap.Pop(&s.retries).(retry)
-			if !r.p.gone && !r.e.done {
+			if e := r.p.find(r.offset); !r.p.gone && e != nil && !e.done {
 				s.open++
-				return queued{r.p, r.e}, true
+				return queued{r.p, e.rec}, true
 			}
 		}
 	}
@@ -222,10 +251,47 @@ func (s *spout[T]) nextLocked(now time.Time) (queued, bool) {
 	}
 }
 
+// maxAwait bounds await: Storm's KafkaSpout polls with this timeout
+// (pollTimeoutMs, 200 ms by default).
+const maxAwait = 200 * time.Millisecond
+
+// await waits up to s.wait for the client to have records, when records were
+// flowing and the client's buffer ran dry (franz-go fetches again only once
+// its buffer is drained, so the next fetch is on the way). Returning false
+// instead would make the runtime sleep the whole spout wait (100 ms by
+// default) however soon the fetch arrives, at every fetch. The task's acks
+// and its stop wait meanwhile, at most s.wait; once a wait finds nothing,
+// Next returns false at once again until records flow.
+//
+// The poll runs without mu, since the client may need a rebalance callback
+// to finish first: records of partitions forgotten meanwhile are dropped
+// (their new owner resumes from the commit made when they were revoked).
+func (s *spout[T]) await() (queued, bool) {
+	s.mu.Lock()
+	epoch, n := s.epoch, s.pollLimitLocked()
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(s.life, s.wait)
+	fs := s.cl.PollRecords(ctx, n)
+	cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.takeLocked(fs, epoch) == 0 {
+		s.flowing = false
+		return queued{}, false
+	}
+	return s.nextLocked()
+}
+
 // pollLocked takes what the client has buffered, at most what keeps every
 // partition within its bound of uncommitted offsets, and pauses the
 // partitions that reached it. It returns the number of records taken.
 func (s *spout[T]) pollLocked() int {
+	fs := s.cl.PollRecords(nil, s.pollLimitLocked()) //nolint:staticcheck // a nil context returns what is buffered, without waiting
+	return s.takeLocked(fs, s.epoch)
+}
+
+// pollLimitLocked is how many records a poll may take.
+func (s *spout[T]) pollLimitLocked() int {
 	n := s.cfg.maxPoll
 	if s.cfg.guarantee == AtLeastOnce {
 		n = min(n, s.cfg.maxUncommitted) // a partition not seen yet has the whole bound
@@ -235,23 +301,32 @@ func (s *spout[T]) pollLocked() int {
 			}
 		}
 	}
-	fs := s.cl.PollRecords(nil, n) //nolint:staticcheck // a nil context returns what is buffered, without waiting
+	return n
+}
+
+// takeLocked queues the records of a poll made at epoch, and returns how many
+// it took.
+func (s *spout[T]) takeLocked(fs kgo.Fetches, epoch uint64) int {
 	s.logErrors(fs)
 	taken := 0
 	fs.EachRecord(func(r *kgo.Record) {
+		if epoch != s.epoch && s.goneAt[key{r.Topic, r.Partition}] > epoch {
+			return
+		}
 		p := s.partitionLocked(r)
-		var e *entry
 		if s.cfg.guarantee == AtLeastOnce {
-			e = p.take(r)
+			p.take(r)
 		} else {
-			e = &entry{offset: r.Offset, rec: r}
 			p.polled = r.Offset + 1
 		}
-		s.queue = append(s.queue, queued{p, e})
+		s.queue = append(s.queue, queued{p, r})
 		taken++
 	})
-	if s.cfg.guarantee == AtLeastOnce && taken > 0 {
-		s.pauseFullLocked()
+	if taken > 0 {
+		s.flowing = true
+		if s.cfg.guarantee == AtLeastOnce {
+			s.pauseFullLocked()
+		}
 	}
 	return taken
 }
@@ -300,7 +375,7 @@ func (s *spout[T]) resumeLocked(ps ...*partition) {
 
 func (s *spout[T]) logErrors(fs kgo.Fetches) {
 	fs.EachError(func(topic string, partition int32, err error) {
-		if errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled) {
+		if errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return
 		}
 		s.log.Warn("kafka: fetch error", zap.String("topic", topic), zap.Int32("partition", partition), zap.Error(err))
@@ -332,18 +407,17 @@ func (s *spout[T]) pollAtMostOnce() (queued, bool) {
 		return queued{}, false
 	}
 	s.markCommittedLocked(req)
-	return s.nextLocked(time.Now())
+	return s.nextLocked()
 }
 
 // Ack marks the record done: the commit point may move past it.
 func (s *spout[T]) Ack(id msgID) {
-	now := time.Now()
 	s.mu.Lock()
 	s.open--
 	if !id.p.gone {
 		id.p.finish(id.offset)
 	}
-	req := s.commitDueLocked(now)
+	req := s.commitDueLocked()
 	closing := s.closingLocked()
 	s.mu.Unlock()
 	s.commit(req)
@@ -365,7 +439,7 @@ func (s *spout[T]) Nack(id msgID) {
 			s.gaveUp++
 			id.p.finish(id.offset)
 		} else {
-			heap.Push(&s.retries, retry{due: now.Add(s.cfg.retry.delay(e.fails)), p: id.p, e: e})
+			heap.Push(&s.retries, retry{due: now.Add(s.cfg.retry.delay(e.fails)), p: id.p, offset: id.offset})
 		}
 	}
 	n := s.gaveUp
@@ -391,11 +465,12 @@ func (s *spout[T]) reportGiveUp(r *kgo.Record, total int64) {
 
 // commitDueLocked returns the offsets to commit when the commit period is
 // over and no commit is in flight.
-func (s *spout[T]) commitDueLocked(now time.Time) map[string]map[int32]kgo.EpochOffset {
-	if s.committing || s.closed || now.Before(s.nextCommit) || s.cfg.guarantee == AtMostOnce {
+func (s *spout[T]) commitDueLocked() map[string]map[int32]kgo.EpochOffset {
+	if !s.due.Load() || s.committing || s.closed || s.cfg.guarantee == AtMostOnce {
 		return nil
 	}
-	s.nextCommit = now.Add(s.cfg.commitPeriod)
+	s.due.Store(false)
+	s.tick.Reset(s.cfg.commitPeriod)
 	req := offsets(s.parts, s.point)
 	s.committing = req != nil
 	return req
@@ -484,11 +559,14 @@ func (s *spout[T]) forget(parts map[string][]int32, commit bool) map[string]map[
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	gone := map[key]*partition{}
+	s.epoch++
 	for t, ids := range parts {
 		for _, id := range ids {
-			if p := s.parts[key{t, id}]; p != nil {
-				gone[key{t, id}] = p
-				delete(s.parts, key{t, id})
+			k := key{t, id}
+			s.goneAt[k] = s.epoch
+			if p := s.parts[k]; p != nil {
+				gone[k] = p
+				delete(s.parts, k)
 			}
 		}
 	}
@@ -498,7 +576,7 @@ func (s *spout[T]) forget(parts map[string][]int32, commit bool) map[string]map[
 	}
 	for _, p := range gone {
 		p.gone = true
-		p.open = nil
+		p.open, p.head = nil, 0
 		s.resumeLocked(p)
 	}
 	return req
@@ -547,14 +625,15 @@ func (s *spout[T]) closeClient() {
 		s.log.Warn("kafka: leaving the group", zap.Error(err))
 	}
 	s.cl.Close()
+	s.tick.Stop()
 	s.endLife()
 }
 
 // retry is a failed record waiting for its back-off.
 type retry struct {
-	due time.Time
-	p   *partition
-	e   *entry
+	due    time.Time
+	p      *partition
+	offset int64
 }
 
 type retryHeap []retry
