@@ -200,6 +200,7 @@ func (b *Builder) Build() (*Topology, error) {
 	v.streams()
 	v.edges()
 	v.inputs()
+	v.terminators()
 	v.windows()
 	v.cycles()
 	if len(v.problems) > 0 {
@@ -412,10 +413,6 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		// Every emit of such a spout goes through the groupings, which a
 		// direct stream refuses: each tuple would fail and none arrive.
 		v.problem("edge %q -> %q: spout %q is unreliable and cannot name a task, so a Direct grouping would refuse every tuple it emits (use ReliableFrom with a Source that has a DirectTask method, or another grouping)", d.from, d.to, d.from)
-		ok = false
-	}
-	if d.anchored && to.Bolt != nil && to.Bolt.Kind == terminatorKind {
-		v.problem("edge %q -> %q: bolt %q is a Terminator, which fails every input, on an anchored edge: every tree through it would fail (use Unanchored, or AutoAck to ack)", d.from, d.to, d.to)
 		ok = false
 	}
 	if to.Bolt != nil && !g.Stream.AssignableTo(to.Bolt.Input) {
