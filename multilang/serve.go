@@ -51,9 +51,12 @@ var errServed = errors.New("multilang: Serve returned")
 // declared (what Storm sends; see [Flux] for the ids).
 //
 // Spouts answer every command with sync; their message ids are the tree roots
-// (decimal strings). Bolts get every input as a tracked tuple whose ack and
-// fail go back to the host, emits anchored to the input being executed (or to
-// explicit anchors) and task-id replies turned off. A failed input (an error
+// (decimal strings), on every stream with a subscriber. Bolts get every input
+// as a tracked tuple whose ack and fail go back to the host, emits anchored to
+// the input being executed (or to explicit anchors) when that input came in on
+// an anchored edge of the topology (the edge into the bolt decides, as in the
+// runtime; the host names the edge by the input's sender and stream), and
+// task-id replies turned off. A failed input (an error
 // from Execute, a panic, an input that cannot be decoded) is failed and
 // reported with an "error" command, which Storm shows in its UI; the task goes
 // on. A panic in a spout, TaskInfo.Fail or a handshake naming no component of
