@@ -15,24 +15,27 @@ import (
 
 // boltTask executes a bolt's inputs one at a time and is the bolt's Collector.
 type boltTask struct {
-	inc      *incarnation
-	task     routing.Task
-	impl     component.BoltTask
-	auto     component.AutoAcker // impl, when the runtime may ack its inputs in place
-	router   *routing.Router
-	out      *outbox
-	trace    tracer
-	log      *zap.Logger
-	stats    *taskStats
-	in       dsl.Tuple      // the input being executed, loaded from its batch
-	input    *dsl.Tuple     // &in while an input is executed, else nil
-	sysBatch tupleBatch     // carries tick and lifecycle tuples
-	current  [1]dsl.TupleID // scratch: input's id as an anchor list, filled on emit
-	consumed int64          // executed since the last flush, for the drain gauge
-	tick     dsl.Tick       // the value of this bolt's tick tuples
-	lat      processSampler
-	cancel   func() // ends the component's Context
-	began    uint64 // the flush beat when the current batch of inputs began
+	inc    *incarnation
+	task   routing.Task
+	impl   component.BoltTask
+	auto   component.AutoAcker // impl, when the runtime may ack its inputs in place
+	router *routing.Router
+	// anchoring tells, by the edge an input came in on, whether emits
+	// anchored to it join its trees (component.Anchors).
+	anchoring component.Anchoring
+	out       *outbox
+	trace     tracer
+	log       *zap.Logger
+	stats     *taskStats
+	in        dsl.Tuple      // the input being executed, loaded from its batch
+	input     *dsl.Tuple     // &in while an input is executed, else nil
+	sysBatch  tupleBatch     // carries tick and lifecycle tuples
+	current   [1]dsl.TupleID // scratch: input's id as an anchor list, filled on emit
+	consumed  int64          // executed since the last flush, for the drain gauge
+	tick      dsl.Tick       // the value of this bolt's tick tuples
+	lat       processSampler
+	cancel    func() // ends the component's Context
+	began     uint64 // the flush beat when the current batch of inputs began
 	// emitted and acked count since the last publish: plain adds per tuple,
 	// atomic adds to the stats once per message (publish).
 	emitted, acked int64
@@ -62,6 +65,7 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		b.impl = newBoltTask(b.task.Component, info)
 		b.auto, _ = b.impl.(component.AutoAcker)
 		b.router = b.inc.plan.NewRouter(b.task, b.out, b.inc.ids(b.task.ID))
+		b.anchoring = component.NewAnchoring(b.inc.plan.Topology, b.task.Component)
 		b.tick = tickOf(info.Settings.TickFrequency)
 		b.lat.timeout = info.Settings.MessageTimeout
 	case activate:
@@ -205,12 +209,41 @@ func streamName(t dsl.Tuple) string {
 	return t.Stream.Name
 }
 
+// anchors returns the input being executed as the anchors of an emit, if the
+// emit joins its trees.
 func (b *boltTask) anchors() []dsl.TupleID {
-	if b.input == nil || b.input.ID.Edge == 0 {
+	if b.input == nil || !b.Joins(b.input) {
 		return nil
 	}
 	b.current[0] = b.input.ID
 	return b.current[:]
+}
+
+// Joins implements component.Joiner: an emit anchored to in joins in's trees
+// when in is tracked and came in on an anchored edge (component.Anchors). The
+// sender's component is found by its task id, a slice index: this runs per
+// emit.
+func (b *boltTask) Joins(in *dsl.Tuple) bool {
+	if in.ID.Edge == 0 {
+		return false
+	}
+	tasks, i := b.inc.plan.Tasks, in.Task-1
+	if uint(i) >= uint(len(tasks)) || tasks[i].Component == nil {
+		return false
+	}
+	return b.anchoring.Joins(tasks[i].Component.Index, in.Stream)
+}
+
+// anchorIDs returns the ids of the explicit anchors whose trees an emit joins,
+// each judged by the edge it came in on.
+func (b *boltTask) anchorIDs(anchors []dsl.Tuple) []dsl.TupleID {
+	ids := make([]dsl.TupleID, 0, len(anchors))
+	for i := range anchors {
+		if b.Joins(&anchors[i]) {
+			ids = append(ids, anchors[i].ID)
+		}
+	}
+	return ids
 }
 
 // Emit implements dsl.Emitter.
@@ -221,28 +254,17 @@ func (b *boltTask) EmitDirect(task int, tuple any) { b.emit(tuple, b.anchors(), 
 
 // EmitAnchored implements dsl.Collector.
 func (b *boltTask) EmitAnchored(anchors []dsl.Tuple, tuple any) {
-	ids := make([]dsl.TupleID, len(anchors))
-	for i, a := range anchors {
-		ids[i] = a.ID
-	}
-	b.emit(tuple, ids, 0)
+	b.emit(tuple, b.anchorIDs(anchors), 0)
 }
 
 // EmitDirectAnchored implements dsl.Collector.
 func (b *boltTask) EmitDirectAnchored(task int, anchors []dsl.Tuple, tuple any) {
-	ids := make([]dsl.TupleID, len(anchors))
-	for i, a := range anchors {
-		ids[i] = a.ID
-	}
-	b.emit(tuple, ids, task)
+	b.emit(tuple, b.anchorIDs(anchors), task)
 }
 
 // EmitTasks implements component.TaskEmitter.
 func (b *boltTask) EmitTasks(anchors []dsl.Tuple, direct int, tuple any, tasks []int) []int {
-	ids := make([]dsl.TupleID, len(anchors))
-	for i, a := range anchors {
-		ids[i] = a.ID
-	}
+	ids := b.anchorIDs(anchors)
 	return b.out.record(tasks, func() { b.emit(tuple, ids, direct) })
 }
 

@@ -249,19 +249,35 @@ func TestAPanicFailsOnlyItsInput(t *testing.T) {
 	}
 }
 
-// TestOnlyTrackedInputsAnchor: a bolt's emits join its input's tree only when
-// the input is tracked.
-func TestOnlyTrackedInputsAnchor(t *testing.T) {
+// TestOnlyTrackedInputsOnAnchoredEdgesAnchor: a bolt's emits join its input's
+// tree only when the input is tracked and came in on an anchored edge
+// (component.Anchors), whatever the anchoring of the edges out of the bolt.
+func TestOnlyTrackedInputsOnAnchoredEdgesAnchor(t *testing.T) {
+	bl := dsl.New("anchoring", nil)
+	bl.Streams(num{})
+	bolt := bl.Bolt("bolt", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }))
+	bl.Anchored(bl.Spout("in", numbers(0, nil, nil)), bolt, dsl.Shuffle[num]())
+	bl.Unanchored(bl.Spout("loose", numbers(0, nil, nil)), bolt, dsl.Shuffle[num]())
+	plan := routing.Compile(build(t, bl))
+	task := func(id string) int { return plan.Topology.Component(id).Tasks[0] }
 	var anchors [][]dsl.TupleID
 	var b *boltTask
 	b, _ = boltHarness(func(dsl.Tuple, dsl.Collector) error {
 		anchors = append(anchors, b.anchors())
 		return nil
 	})
+	b.inc.plan = plan
+	b.anchoring = component.NewAnchoring(plan.Topology, plan.Topology.Component(bolt))
+	stream := plan.Topology.Streams[0]
 	tracked := dsl.TupleID{Root: 1, Edge: 2}
-	b.executeAll(batchOf(dsl.Tuple{Value: 1}, dsl.Tuple{Value: 2, ID: tracked}))
-	if len(anchors) != 2 || anchors[0] != nil || len(anchors[1]) != 1 || anchors[1][0].Root != 1 || anchors[1][0].Edge != 2 {
-		t.Errorf("anchors %v, want none for the untracked input and its id for the tracked one", anchors)
+	b.executeAll(batchOf( // a batch comes from one task
+		dsl.Tuple{Value: 1, Stream: stream, Task: task("in")},
+		dsl.Tuple{Value: 2, Stream: stream, Task: task("in"), ID: tracked}))
+	b.executeAll(batchOf(dsl.Tuple{Value: 3, Stream: stream, Task: task("loose"), ID: tracked}))
+	b.executeAll(batchOf(dsl.Tuple{Value: 4, Stream: stream, Task: 999, ID: tracked})) // on no edge
+	if len(anchors) != 4 || anchors[0] != nil || len(anchors[1]) != 1 || anchors[1][0].Root != 1 || anchors[1][0].Edge != 2 ||
+		anchors[2] != nil || anchors[3] != nil {
+		t.Errorf("anchors %v, want only the tracked input of the anchored edge", anchors)
 	}
 	if b.anchors() != nil {
 		t.Error("anchors outside an Execute")

@@ -66,9 +66,11 @@ func AutoAckFrom[In any, H Handler[In]](newHandler func(TaskInfo) H) *BoltSpec {
 }
 
 // Terminator defines a sink that fails its input after consume returns, as
-// FsShelter's terminating bolts do, so it belongs on unanchored edges only:
-// [Builder.Build] rejects it on an anchored edge, where it would fail every tree.
-// An untracked input's fail costs nothing.
+// FsShelter's terminating bolts do, so it belongs where nothing is tracked:
+// [Builder.Build] rejects it on every edge whose tuples can be tracked (from a
+// reliable spout, whatever the edge's anchoring, or from a bolt with an
+// anchored input edge that carries tracked tuples), where it would fail every
+// tree. An untracked input's fail costs nothing.
 func Terminator[In any](consume func(in In)) *BoltSpec {
 	h := handlerFunc[In](func(in In, _ Emitter) error { consume(in); return nil })
 	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: terminatorKind, NewTask: func(TaskInfo) any {

@@ -81,10 +81,26 @@
 // A reliable spout's tuples are tracked on every edge they travel, as in Storm
 // and FsShelter: a spout emit with a message id starts a tuple tree, and the
 // message is acked only when every bolt it reached acked it. An edge's
-// anchoring concerns bolts: on an anchored edge a bolt's emits join the tree of
-// the input being processed, so the spout hears of their outcome; on an
-// unanchored edge they are fire-and-forget. [Terminator], a sink that fails its
-// input, is for unanchored edges only: Build rejects it on an anchored one.
+// anchoring concerns the bolt it leads INTO, as the reference's routing
+// document has it ("s1 ==> b1 // Anchored: b1's emits are tracked"): the
+// bolt's emits, made while it processes an input from an anchored edge, join
+// that input's tree on every edge out of the bolt, so the spout hears of
+// their outcome; from an unanchored edge they are fire-and-forget. The edges
+// out of a bolt play no part. In the document's example
+//
+//	t.Anchored(numbers, addOne, dsl.Shuffle[Original]())
+//	t.Anchored(addOne, logOdd, dsl.Shuffle[Odd]())
+//	t.Unanchored(addOne, logEven, dsl.Shuffle[Even]())
+//
+// addOne's emits are tracked on both its edges: a failure or a timeout in
+// logEven reaches numbers. With numbers --> addOne ==> logOdd, addOne's emits
+// are untracked and logOdd's failures cost nothing. A bolt with several input
+// edges decides input by input, and an explicit anchor (EmitAnchored) joins
+// only if the edge it came in on is anchored; a window's emits join the trees
+// of the window's inputs that came in on anchored edges. [Terminator], a sink
+// that fails its input, belongs where nothing is tracked: Build rejects it on
+// an edge whose tuples can be tracked (from a reliable spout, or from a bolt
+// with an anchored input edge that carries tracked tuples).
 //
 // # Windows
 //

@@ -66,10 +66,17 @@ func TestBuildWithoutAckersHasNoAckerTasks(t *testing.T) {
 	}
 }
 
-func TestBuildRejectsATerminatorOnAnAnchoredEdge(t *testing.T) {
-	build := func(anchored bool) error {
+// A Terminator fails every input: Build rejects it where its inputs can be
+// tracked (from a reliable spout, on any edge) and accepts it where nothing
+// is, whatever the edge's anchoring (an unreliable spout's, anchored or not).
+func TestBuildRejectsATerminatorOnATrackedEdge(t *testing.T) {
+	build := func(reliable, anchored bool) error {
 		b := dsl.New("sink", nil)
-		spout := b.Spout("numbers", dsl.Unreliable(noNums))
+		spec := dsl.Unreliable(noNums)
+		if reliable {
+			spec = dsl.Reliable(func() (int, numIn, bool) { return 0, numIn{}, false }, func(int) {}, func(int) {})
+		}
+		spout := b.Spout("numbers", spec)
 		sink := b.Bolt("sink", dsl.Terminator(func(numIn) {}))
 		if anchored {
 			b.Anchored(spout, sink, dsl.Shuffle[numIn]())
@@ -79,17 +86,19 @@ func TestBuildRejectsATerminatorOnAnAnchoredEdge(t *testing.T) {
 		_, err := b.Build()
 		return err
 	}
-	if err := build(false); err != nil {
-		t.Fatalf("a Terminator on an unanchored edge: %v", err)
-	}
-	err := build(true)
-	var invalid *dsl.ValidationError
-	if !errors.As(err, &invalid) {
-		t.Fatalf("a Terminator on an anchored edge: error %v, want a *dsl.ValidationError", err)
-	}
-	want := `edge "numbers" -> "sink": bolt "sink" is a Terminator`
-	if len(invalid.Problems) != 1 || !strings.Contains(invalid.Problems[0], want) {
-		t.Errorf("problems %q, want one containing %q", invalid.Problems, want)
+	for _, anchored := range []bool{false, true} {
+		if err := build(false, anchored); err != nil {
+			t.Fatalf("a Terminator fed by an unreliable spout (anchored %v): %v", anchored, err)
+		}
+		err := build(true, anchored)
+		var invalid *dsl.ValidationError
+		if !errors.As(err, &invalid) {
+			t.Fatalf("a Terminator fed by a reliable spout (anchored %v): error %v, want a *dsl.ValidationError", anchored, err)
+		}
+		want := `edge "numbers" -> "sink": bolt "sink" is a Terminator`
+		if len(invalid.Problems) != 1 || !strings.Contains(invalid.Problems[0], want) {
+			t.Errorf("problems %q, want one containing %q", invalid.Problems, want)
+		}
 	}
 }
 

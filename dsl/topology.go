@@ -175,13 +175,24 @@ func (b *Builder) add(c *componentDef, opts []Option) string {
 	return c.id
 }
 
-// Anchored subscribes bolt to a stream of from; tuples on this edge join the
-// tuple tree of what the emitter is processing.
+// Anchored adds an anchored edge (FsShelter's ==>) from component from to
+// bolt to, on the stream of g: to's emits, made while it processes an input
+// from this edge (or anchored to one explicitly), join the input's tuple
+// trees on every edge out of to, so their failures and timeouts reach the
+// spout. Whether the tuples on
+// this edge are themselves tracked is decided upstream: a reliable spout's
+// always are, a bolt's when its own input came in on an anchored edge. See
+// "Anchoring" in the package doc.
 func (b *Builder) Anchored(from, to string, g Grouping) {
 	b.edges = append(b.edges, edgeDef{from: from, to: to, grouping: g, anchored: true})
 }
 
-// Unanchored subscribes bolt to a stream of from, fire-and-forget.
+// Unanchored adds an unanchored edge (FsShelter's -->) from component from to
+// bolt to, on the stream of g: to's emits, made while it processes an input
+// from this edge, are fire-and-forget, outside the input's trees. The input itself is still
+// tracked if its emitter tracks it (a reliable spout's tuples are tracked on
+// every edge), so a failure in to still fails it. See "Anchoring" in the
+// package doc.
 func (b *Builder) Unanchored(from, to string, g Grouping) {
 	b.edges = append(b.edges, edgeDef{from: from, to: to, grouping: g})
 }
@@ -205,6 +216,7 @@ func (b *Builder) Build() (*Topology, error) {
 	v.streams()
 	v.edges()
 	v.inputs()
+	v.terminators()
 	v.windows()
 	v.cycles()
 	if len(v.problems) > 0 {
@@ -435,10 +447,6 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		// Every emit of such a spout goes through the groupings, which a
 		// direct stream refuses: each tuple would fail and none arrive.
 		v.problem("edge %q -> %q: spout %q is unreliable and cannot name a task, so a Direct grouping would refuse every tuple it emits (use ReliableFrom with a Source that has a DirectTask method, or another grouping)", d.from, d.to, d.from)
-		ok = false
-	}
-	if d.anchored && to.Bolt != nil && to.Bolt.Kind == terminatorKind {
-		v.problem("edge %q -> %q: bolt %q is a Terminator, which fails every input, on an anchored edge: every tree through it would fail (use Unanchored, or AutoAck to ack)", d.from, d.to, d.to)
 		ok = false
 	}
 	if to.Bolt != nil && !g.Stream.AssignableTo(to.Bolt.Input) {

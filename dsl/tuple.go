@@ -49,7 +49,8 @@ func (t Tuple) IsTick() bool {
 }
 
 // Emitter sends tuples from a bolt. Emit anchors the tuple to the input being
-// executed on anchored edges. Both panic with an error naming the component and
+// executed when that input came in on an anchored edge (see "Anchoring" in
+// the package doc), on every edge out of the bolt. Both panic with an error naming the component and
 // the stream when the tuple's type is not a stream of the topology or the task
 // is not a direct subscriber; the runtime recovers that panic at the user-code
 // boundary, logs it and fails the input.
@@ -64,10 +65,12 @@ type Emitter interface {
 // Every tracked input must be acked or failed exactly once.
 type Collector interface {
 	Emitter
-	// EmitAnchored emits tuple anchored to every input in anchors.
+	// EmitAnchored emits tuple anchored to every input in anchors that came
+	// in on an anchored edge (each judged by its own edge; see "Anchoring"
+	// in the package doc).
 	EmitAnchored(anchors []Tuple, tuple any)
-	// EmitDirectAnchored emits tuple to task, anchored to every input in
-	// anchors (Storm's emitDirect with anchors).
+	// EmitDirectAnchored emits tuple to task, anchored as EmitAnchored
+	// anchors it (Storm's emitDirect with anchors).
 	EmitDirectAnchored(task int, anchors []Tuple, tuple any)
 	// Ack completes the input's edge of its tuple trees.
 	Ack(input Tuple)

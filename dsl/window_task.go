@@ -468,6 +468,11 @@ func floorTo(t, d int64) int64 {
 // of their trees (Root and Roots, each once), which is what anchoring to each
 // of them means (see [TupleID]). Built once per window, it spares every emit
 // of a large window a merge of as many anchors as the window has tuples.
+//
+// Each input is judged by the edge it came in on, as an explicit anchor is:
+// the stand-in covers only the inputs whose emits join their trees (the
+// Collector's Joins, see joiner), and carries the sender and stream of one of
+// them, so the Collector judges the stand-in as it judged that input.
 type windowEmitter struct {
 	c      Collector
 	window []Tuple // the window's inputs, if any is tracked
@@ -498,12 +503,15 @@ func (e *windowEmitter) anchors() []Tuple {
 			roots = append(roots, r)
 		}
 	}
-	for _, t := range e.window {
-		if t.ID.Edge == 0 {
+	j, judges := e.c.(joiner)
+	var first *Tuple
+	for i := range e.window {
+		t := &e.window[i]
+		if t.ID.Edge == 0 || (judges && !j.Joins(t)) {
 			continue
 		}
-		if edge == 0 {
-			edge = t.ID.Edge
+		if first == nil {
+			first, edge = t, t.ID.Edge
 		}
 		add(t.ID.Root)
 		for _, r := range t.ID.Roots {
@@ -513,6 +521,15 @@ func (e *windowEmitter) anchors() []Tuple {
 	if len(roots) == 0 {
 		return nil
 	}
-	e.anchor = []Tuple{{ID: TupleID{Root: roots[0], Edge: edge, Roots: roots[1:len(roots):len(roots)]}}}
+	e.anchor = []Tuple{{Source: first.Source, Task: first.Task, Stream: first.Stream,
+		ID: TupleID{Root: roots[0], Edge: edge, Roots: roots[1:len(roots):len(roots)]}}}
 	return e.anchor
+}
+
+// joiner is implemented by the runtime's Collectors and multilang.Serve's
+// (internal/component.Joiner): Joins reports whether an emit anchored to in
+// joins in's trees, by the anchoring of the edge in came in on. A Collector
+// without it (a test's) has every tracked input judged to join.
+type joiner interface {
+	Joins(in *Tuple) bool
 }

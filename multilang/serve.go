@@ -51,9 +51,12 @@ var errServed = errors.New("multilang: Serve returned")
 // declared (what Storm sends; see [Flux] for the ids).
 //
 // Spouts answer every command with sync; their message ids are the tree roots
-// (decimal strings). Bolts get every input as a tracked tuple whose ack and
-// fail go back to the host, emits anchored to the input being executed (or to
-// explicit anchors) and task-id replies turned off. A failed input (an error
+// (decimal strings), on every stream with a subscriber. Bolts get every input
+// as a tracked tuple whose ack and fail go back to the host, emits anchored to
+// the input being executed (or to explicit anchors) when that input came in on
+// an anchored edge of the topology (the edge into the bolt decides, as in the
+// runtime; the host names the edge by the input's sender and stream), and
+// task-id replies turned off. A failed input (an error
 // from Execute, a panic, an input that cannot be decoded) is failed and
 // reported with an "error" command, which Storm shows in its UI; the task goes
 // on. A panic in a spout, TaskInfo.Fail or a handshake naming no component of
@@ -91,10 +94,15 @@ type server struct {
 	frames  *wire.FrameReader
 	info    dsl.TaskInfo
 	metrics bool // send "metrics" messages (metricsKey)
-	// tracked tells, per stream, whether some edge of this component's stream
-	// tracks what it carries (component.Tracks, the runtime's rule): only then
-	// does a spout emit get a message id and a bolt emit its anchors.
-	tracked map[*dsl.Stream]bool
+	// subscribed tells, per stream, whether a spout's stream has a subscriber:
+	// only then does its tracked emit get a message id, since a reliable
+	// spout's emits are tracked on every edge (component.Anchors).
+	subscribed map[*dsl.Stream]bool
+	// anchoring tells, by an input's sender and stream, whether a bolt's
+	// emits anchored to it carry its id (component.Anchors).
+	anchoring component.Anchoring
+	// senders are the components that send to a bolt: id -> Index.
+	senders map[string]int
 	// inputs resolves the stream of an input from its sender and stream id.
 	inputs  map[inputKey]*dsl.Stream
 	posted  controlQueue // functions given to TaskInfo.Post
@@ -218,13 +226,15 @@ func (s *server) setup(ctx context.Context, h *wire.Handshake) (*dsl.Component, 
 		return nil, fmt.Errorf("%w: topology %q has no component %q", errNoComponent, s.topo.Name, h.Context.ComponentID)
 	}
 	s.info = s.taskInfo(c, h).WithContext(ctx)
-	s.tracked = map[*dsl.Stream]bool{}
-	s.inputs = map[inputKey]*dsl.Stream{}
+	s.subscribed = map[*dsl.Stream]bool{}
+	s.anchoring = component.NewAnchoring(s.topo, c)
+	s.inputs, s.senders = map[inputKey]*dsl.Stream{}, map[string]int{}
 	for _, e := range s.topo.Edges {
-		if e.From == c && component.Tracks(e) {
-			s.tracked[e.Stream] = true
+		if e.From == c {
+			s.subscribed[e.Stream] = true
 		}
 		if e.To == c { // as the host names them: the sender's declared id, or the stream's name
+			s.senders[e.From.ID] = e.From.Index
 			s.inputs[inputKey{e.From.ID, streamID(e.From, e.Stream)}] = e.Stream
 			if k := (inputKey{e.From.ID, e.Stream.Name}); s.inputs[k] == nil {
 				s.inputs[k] = e.Stream

@@ -110,7 +110,7 @@ func (e *servedSpout) emit(task int, tuple any, tracked bool) uint64 {
 	st, values := e.s.encode(tuple)
 	msg := &wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Task: task}
 	var root uint64
-	if tracked && e.s.tracked[st] {
+	if tracked && e.s.subscribed[st] {
 		e.roots++
 		root = e.roots
 		msg.ID = wire.StringID(strconv.FormatUint(root, 10))
@@ -147,7 +147,7 @@ func marshalValue(v any) (json.RawMessage, error) {
 
 // runBolt serves a bolt: inputs are executed one at a time, heartbeats answered.
 func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
-	b := &servedBolt{s: s, ids: map[uint64]string{}}
+	b := &servedBolt{s: s, ids: map[uint64]hostInput{}}
 	task, err := callSpout(func() component.BoltTask { return c.Bolt.NewTask(s.info).(component.BoltTask) })
 	if err != nil {
 		return err
@@ -179,7 +179,7 @@ func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inboun
 // (TupleID.Edge) that map to the host's ids.
 type servedBolt struct {
 	s       *server
-	ids     map[uint64]string // open inputs: local id -> the host's id
+	ids     map[uint64]hostInput // open inputs, by local id
 	next    uint64
 	current *dsl.Tuple          // the input being executed
 	seen    map[uint64]struct{} // anchorIDs' scratch
@@ -247,6 +247,14 @@ func (b *servedBolt) report(err error) {
 	_ = b.s.out.send(&wire.Message{Kind: wire.KindError, Msg: err.Error()})
 }
 
+// hostInput is an open input of a served bolt.
+type hostInput struct {
+	id string // the host's id
+	// joins tells whether emits anchored to the input carry its id: whether
+	// the edge it came in on is anchored (component.Anchors).
+	joins bool
+}
+
 // tuple turns the host's input into a goshelter tuple.
 func (b *servedBolt) tuple(t *wire.Tuple) (dsl.Tuple, error) {
 	b.next++
@@ -268,7 +276,8 @@ func (b *servedBolt) tuple(t *wire.Tuple) (dsl.Tuple, error) {
 		}
 		in.Value, in.Stream = v, st
 	}
-	b.ids[b.next] = t.ID
+	sender, known := b.s.senders[t.Comp]
+	b.ids[b.next] = hostInput{id: t.ID, joins: known && b.s.anchoring.Joins(sender, in.Stream)}
 	return in, nil
 }
 
@@ -333,8 +342,8 @@ func (b *servedBolt) anchorIDs(anchors []dsl.Tuple) []string {
 			return
 		}
 		b.seen[local] = struct{}{}
-		if id, ok := b.ids[local]; ok {
-			ids = append(ids, id)
+		if in, ok := b.ids[local]; ok && in.joins {
+			ids = append(ids, in.id)
 		}
 	}
 	for _, a := range anchors {
@@ -350,17 +359,18 @@ func (b *servedBolt) currentAnchors() []string {
 	if b.current == nil {
 		return nil
 	}
-	if id, ok := b.ids[b.current.ID.Edge]; ok {
-		return []string{id}
+	if in, ok := b.ids[b.current.ID.Edge]; ok && in.joins {
+		return []string{in.id}
 	}
 	return nil
 }
 
+// Joins implements component.Joiner: an emit anchored to in carries its id
+// when in came in on an anchored edge.
+func (b *servedBolt) Joins(in *dsl.Tuple) bool { return b.ids[in.ID.Edge].joins }
+
 func (b *servedBolt) emit(tuple any, anchors []string, direct int) {
 	st, values := b.s.encode(tuple)
-	if !b.s.tracked[st] {
-		anchors = nil
-	}
 	err := b.s.out.send(&wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Anchors: anchors, Task: direct})
 	if err != nil {
 		panic(err)
@@ -374,12 +384,12 @@ func (b *servedBolt) Ack(in dsl.Tuple) { b.settle(in, wire.KindAck) }
 func (b *servedBolt) Fail(in dsl.Tuple) { b.settle(in, wire.KindFail) }
 
 func (b *servedBolt) settle(in dsl.Tuple, k wire.Kind) {
-	id, ok := b.ids[in.ID.Edge]
+	open, ok := b.ids[in.ID.Edge]
 	if !ok {
 		return // settled already
 	}
 	delete(b.ids, in.ID.Edge)
-	if err := b.s.out.send(&wire.Message{Kind: k, ID: wire.StringID(id)}); err != nil {
+	if err := b.s.out.send(&wire.Message{Kind: k, ID: wire.StringID(open.id)}); err != nil {
 		panic(err)
 	}
 }

@@ -45,12 +45,11 @@ type Router struct {
 }
 
 type streamOut struct {
-	stream  *dsl.Stream
-	typ     uintptr // typeWord of the stream's values
-	dists   []distributor
-	direct  bool // the stream's subscribers use direct grouping
-	tracked bool // some delivery joins the emitter's trees
-	keyed   bool // some delivery runs a grouping key function (user code that may panic)
+	stream *dsl.Stream
+	typ    uintptr // typeWord of the stream's values
+	dists  []distributor
+	direct bool // the stream's subscribers use direct grouping
+	keyed  bool // some delivery runs a grouping key function (user code that may panic)
 }
 
 // distributor spreads one stream over one destination component's tasks.
@@ -58,8 +57,6 @@ type distributor struct {
 	route route
 	kind  groupingKind
 	next  int // shuffle position
-	// anchored deliveries join the emitter's trees (component.Tracks).
-	anchored bool
 }
 
 // groupingKind is a Grouping's kind as the per-tuple path switches on it.
@@ -92,13 +89,11 @@ func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 		if task.Component != nil {
 			for j, rt := range p.routes[task.Component.Index][i] {
 				kind := groupings[rt.edge.Grouping.Kind]
-				anchored := component.Tracks(rt.edge)
 				// Where the round robin starts: spread over the emitting tasks
 				// (every component has at least one task).
 				next := (task.Index + j) % len(rt.tasks)
-				out.dists = append(out.dists, distributor{route: rt, kind: kind, next: next, anchored: anchored})
+				out.dists = append(out.dists, distributor{route: rt, kind: kind, next: next})
 				out.direct = kind == byEmitter
-				out.tracked = out.tracked || anchored
 				out.keyed = out.keyed || kind == byFields
 			}
 		}
@@ -196,23 +191,21 @@ func (r *Router) failTree(root uint64, tracked bool) uint64 {
 	return root
 }
 
-// reaches reports whether an emit on s (to task direct, unless 0) makes an
-// anchored delivery: only then may a tree start, since a tree nothing anchors
-// would only time out.
+// reaches reports whether an emit on s (to task direct, unless 0) is delivered
+// at all: only then may a tree start, since a tree nothing anchors would only
+// time out. A spout's tracked emits are tracked on every edge (whatever its
+// anchoring: see component.Anchors), so any delivery will do.
 func (r *Router) reaches(s *streamOut, direct int) bool {
 	if direct == 0 {
-		return s.tracked
+		return len(s.dists) > 0
 	}
-	for i := range s.dists {
-		if d := &s.dists[i]; d.anchored && containsTask(d.route.tasks, direct) {
-			return true
-		}
-	}
-	return false
+	return r.directTarget(s, direct)
 }
 
-// Emit routes a bolt's tuple, anchoring it to anchors on anchored edges. A direct
-// task of 0 means grouped delivery; otherwise the tuple goes to that task only.
+// Emit routes a bolt's tuple, anchoring it to anchors on every edge: the
+// caller has kept only the anchors whose trees the emit joins, by the edges
+// they came in on (component.Anchors). A direct task of 0 means grouped
+// delivery; otherwise the tuple goes to that task only.
 func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 	s, err := r.stream(tuple)
 	if err != nil {
@@ -231,17 +224,17 @@ func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 	return nil
 }
 
-// route delivers tuple to the stream's subscribers. Each anchored delivery gets
-// a fresh edge id, anchored in every tree of roots (none when roots.Root is 0)
-// before the tuple is delivered. The tuple header is built once per emit and
+// route delivers tuple to the stream's subscribers. When roots.Root is not 0
+// each delivery gets a fresh edge id, anchored in every tree of roots before
+// the tuple is delivered. The tuple header is built once per emit and
 // the grouping applied inline, with no closure per distributor: this is the
 // per-tuple path.
 func (r *Router) route(s *streamOut, tuple any, roots *dsl.TupleID, direct int) {
 	t := &r.header // field by field: a struct literal would be copied in with a bulk write barrier
 	t.Value, t.Stream = tuple, s.stream
+	anchored := roots.Root != 0
 	for i := range s.dists {
 		d := &s.dists[i]
-		anchored := d.anchored && roots.Root != 0
 		if direct != 0 {
 			if containsTask(d.route.tasks, direct) {
 				r.deliver(direct, t, roots, anchored)

@@ -46,7 +46,9 @@ func obsChain(name string, source *sheltertest.Source[Num], audit bool, conf dsl
 	b.Anchored(numbers, double, dsl.Shuffle[Num]())
 	b.Anchored(double, sink, dsl.Shuffle[ObsDoubled]())
 	if audit {
-		b.Unanchored(double, b.Bolt("audit", dsl.Terminator(func(ObsDoubled) {})), dsl.All[ObsDoubled]())
+		// Not a Terminator: double's input edge is anchored, so its emits are
+		// tracked on this unanchored edge too (issue 25), where Build rejects one.
+		b.Unanchored(double, b.Bolt("audit", dsl.AutoAck(func(ObsDoubled, dsl.Emitter) error { return nil })), dsl.All[ObsDoubled]())
 	}
 	return Build(b)
 }

@@ -31,8 +31,9 @@
 // [Sink] produces one record per input, with the topic and key the route
 // function chooses, and acks the input on the broker's acknowledgement
 // (acks=all, idempotent producer), or fails it, so the spout of its tree
-// retries it. Put it on an anchored edge: its acks are what tell the spout
-// that a record went through.
+// retries it. Feed it tracked tuples (from a reliable spout, or from a bolt
+// whose own input edge is anchored): its acks are what tell the spout that a
+// record went through.
 //
 //	sink := kafka.Sink(seeds, func(o Order) kafka.Record {
 //		return kafka.Record{Topic: "invoices", Key: []byte(o.ID), Value: o.JSON()}

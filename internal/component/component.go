@@ -112,14 +112,63 @@ type DirectSpoutEmitter = interface {
 	EmitDirect(task int, tuple any, tracked bool) (root uint64)
 }
 
-// Tracks reports whether the tuples a component emits onto edge e join the
-// trees of what it is processing: a spout's reliable emits are tracked on
-// every edge out of it, as in Storm and FsShelter, and a bolt's emits on its
-// anchored edges. It is the one statement of the rule: the runtime's router
-// applies it per delivery, and a component served to Storm applies it per
-// stream (an emit with a message id or anchors is tracked on every edge of
-// its stream in Storm).
-func Tracks(e *dsl.Edge) bool { return e.Anchored || e.From.Spout != nil }
+// Anchors reports whether a bolt's emits, made while it processes an input
+// delivered on edge e (or anchored explicitly to such an input), join the
+// input's tuple trees: whether e, the edge INTO the bolt, is anchored. It is
+// the rule of the reference's routing document ("s1 ==> b1 // Anchored: b1's
+// emits are tracked"); the anchoring of the edges OUT of the bolt plays no
+// part. A reliable spout's emits are tracked on every edge out of it,
+// whatever the edge's anchoring, as in Storm and FsShelter: anchoring is
+// about bolts.
+//
+// It is the one statement of the rule. Both hosts of a bolt apply it through
+// [NewAnchoring]: the runtime per input and per anchor, and multilang.Serve
+// per input it gets from Storm. dsl's Build cannot import this package and
+// follows the same rule where it rejects Terminators on tracked edges.
+func Anchors(e *dsl.Edge) bool { return e.Anchored }
+
+// Anchoring is one bolt's table of [Anchors], by the sending component and
+// the stream of its input edges, built once per task so that the per-tuple
+// path only indexes a slice. The zero value anchors nothing.
+type Anchoring struct {
+	streams  int
+	anchored []bool // by sending component's Index * streams + Stream.Index
+}
+
+// NewAnchoring returns the table of bolt's input edges in t.
+func NewAnchoring(t *dsl.Topology, bolt *dsl.Component) Anchoring {
+	a := Anchoring{streams: len(t.Streams), anchored: make([]bool, len(t.Components)*len(t.Streams))}
+	for _, e := range t.Edges {
+		if e.To == bolt && Anchors(e) {
+			a.anchored[e.From.Index*a.streams+e.Stream.Index] = true
+		}
+	}
+	return a
+}
+
+// Joins reports whether an emit anchored to an input sent by the component
+// of index source on stream joins the input's trees. An input that came on no
+// edge of the bolt (a tick, a tuple the host never delivered) joins nothing.
+func (a Anchoring) Joins(source int, stream *dsl.Stream) bool {
+	if stream == nil || source < 0 || stream.Index >= a.streams {
+		return false
+	}
+	i := source*a.streams + stream.Index
+	return i < len(a.anchored) && a.anchored[i]
+}
+
+// Joiner is implemented by the Collectors of both hosts: Joins reports
+// whether an emit anchored to in joins in's trees ([Anchors] applied to the
+// edge in came in on). The Collectors apply it to every anchor they are given;
+// dsl's windows ask it of each input they hold when they build the one anchor
+// that stands for a whole window, so that anchor covers only the inputs whose
+// edges are anchored (each input judged by its own edge).
+//
+// It is an alias of an unnamed interface so that dsl can use it without
+// importing this package.
+type Joiner = interface {
+	Joins(in *dsl.Tuple) bool
+}
 
 // EmitError reports an emit the topology cannot route. Emitters panic with it;
 // the runtime recovers it at the user-code boundary.

@@ -155,10 +155,12 @@ func topology(q *queue, c *counts, failRate float64) (*dsl.Topology, error) {
 		}
 		return nil
 	}), dsl.Parallelism(2))
-	logOdd := b.Bolt("logOdd", dsl.Terminator(func(Odd) { c.odd.Add(1) }))
-	logEven := b.Bolt("logEven", dsl.Terminator(func(Even) { c.even.Add(1) }))
+	// The sinks ack: addOne's input edge is anchored, so its emits join the
+	// trees on both edges out of it (their anchoring plays no part).
+	logOdd := b.Bolt("logOdd", dsl.AutoAck(func(Odd, dsl.Emitter) error { c.odd.Add(1); return nil }))
+	logEven := b.Bolt("logEven", dsl.AutoAck(func(Even, dsl.Emitter) error { c.even.Add(1); return nil }))
 	b.Anchored(numbers, addOne, dsl.Shuffle[Original]())
-	b.Unanchored(addOne, logOdd, dsl.Fields(func(o Odd) int { return o.X % 10 }, "X"))
+	b.Anchored(addOne, logOdd, dsl.Fields(func(o Odd) int { return o.X % 10 }, "X"))
 	b.Unanchored(addOne, logEven, dsl.Shuffle[Even]())
 	return b.Build()
 }
