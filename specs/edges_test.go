@@ -84,10 +84,10 @@ func (s *panickyAcks) verify() error {
 var _ = Describe("Edges: one outcome for every message", Label("edges"), func() {
 	It("nacks a reliable spout's message whose grouping key panics, and the spout goes on", Label("grouping-fields"), func() {
 		src := sheltertest.NewSource(KeyedNum{Key: "a", N: 1}, KeyedNum{Key: "boom", N: 2}, KeyedNum{Key: "c", N: 3})
-		got := NewDeliveries[KeyedNum]()
+		got := new(sheltertest.Recorder[KeyedNum])
 		b := dsl.New("key-panics", nil)
 		spout := b.Spout("spout", src.Spout())
-		sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(2)) // two tasks, so the key is computed
+		sink := b.Bolt("sink", got.Bolt(), dsl.Parallelism(2)) // two tasks, so the key is computed
 		b.Anchored(spout, sink, dsl.Fields(func(k KeyedNum) string {
 			if k.Key == "boom" {
 				panic("no key for boom")
@@ -95,12 +95,12 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 			return k.Key
 		}, "Key"))
 		logs, observed := ObserveLogs()
-		r := Run(Build(b), NewManualClock().Option(), logs)
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), logs)
 
 		Eventually(src.Outcomes).Should(HaveLen(3))
 		Expect(src.Verify()).To(Succeed())
-		Expect(AckedIDs(src)).To(ConsistOf(1, 3))
-		Expect(NackedIDs(src)).To(Equal([]int{2}))
+		Expect(src.Acked()).To(ConsistOf(1, 3))
+		Expect(src.Nacked()).To(Equal([]int{2}))
 		Expect(r.Stats().Restarts).To(BeZero(), "a bad tuple is not a broken task")
 		Expect(observed.FilterMessage("spout could not emit; the message fails").Len()).To(Equal(1))
 		Stop(r)
@@ -108,7 +108,7 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 	})
 
 	It("drops an unreliable spout's tuple whose grouping key panics, logs it, and goes on", Label("grouping-fields"), func() {
-		got := NewDeliveries[KeyedNum]()
+		got := new(sheltertest.Recorder[KeyedNum])
 		var n atomic.Int32
 		b := dsl.New("key-panics-unreliable", nil)
 		spout := b.Spout("spout", dsl.Unreliable(func() (KeyedNum, bool) {
@@ -118,14 +118,14 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 			}
 			return KeyedNum{Key: map[int32]string{1: "a", 2: "boom", 3: "c"}[i], N: int(i)}, true
 		}))
-		sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(2))
+		sink := b.Bolt("sink", got.Bolt(), dsl.Parallelism(2))
 		b.Anchored(spout, sink, dsl.Fields(func(k KeyedNum) string {
 			if k.Key == "boom" {
 				panic("no key for boom")
 			}
 			return k.Key
 		}, "Key"))
-		r := Run(Build(b), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 		Eventually(got.Len).Should(Equal(2))
 		Consistently(got.Len).Should(Equal(2))
 		Expect(r.Stats().Restarts).To(BeZero())
@@ -144,7 +144,7 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 				return nil
 			}))
 			b.Anchored(spout, sink, dsl.Shuffle[Num]())
-			r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
+			r := sheltertest.Start(GinkgoTB(), Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
 
 			Eventually(src.outcomes).Should(Equal(20))
 			Expect(src.verify()).To(Succeed())
@@ -167,11 +167,11 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 			return nil
 		}))
 		b.Unanchored(spout, reject, dsl.Shuffle[Num]())
-		Run(Build(b), NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 
 		Eventually(src.Outcomes).Should(HaveLen(2))
-		Expect(AckedIDs(src)).To(Equal([]int{1}))
-		Expect(NackedIDs(src)).To(Equal([]int{2}), "Storm and FsShelter track a spout emit with an id on every edge")
+		Expect(src.Acked()).To(Equal([]int{1}))
+		Expect(src.Nacked()).To(Equal([]int{2}), "Storm and FsShelter track a spout emit with an id on every edge")
 	})
 
 	It("leaves a bolt's emit on an unanchored edge out of its input's tree", Label("anchoring"), func() {
@@ -183,8 +183,8 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 		reject := b.Bolt("reject", dsl.AutoAck(func(Cooked, dsl.Emitter) error { return errors.New("rejected") }))
 		b.Anchored(spout, cook, dsl.Shuffle[Num]())
 		b.Unanchored(cook, reject, dsl.Shuffle[Cooked]())
-		Run(Build(b), NewManualClock().Option())
-		Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
+		sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
+		Eventually(func() []int { return src.Acked() }).Should(Equal([]int{1}))
 	})
 })
 
@@ -222,8 +222,8 @@ var _ = Describe("Edges: bad numbers fail at Build", Label("edges", "dsl-validat
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		r := Run(Build(b))
-		Eventually(func() []int { return AckedIDs(src) }).Should(HaveLen(100))
+		r := sheltertest.Start(GinkgoTB(), Build(b))
+		Eventually(func() []int { return src.Acked() }).Should(HaveLen(100))
 		runtime.ReadMemStats(&after)
 		Expect(after.HeapAlloc).To(BeNumerically("<", before.HeapAlloc+64<<20), "four spout tasks with an 'unlimited' max pending")
 		Stop(r)
@@ -237,24 +237,24 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 		values chan Num
 		calls  atomic.Int32
 	}
-	newFeed := func() *feed {
-		f := &feed{values: make(chan Num)}
-		DeferCleanup(func() { close(f.values) })
-		return f
-	}
+	newFeed := func() *feed { return &feed{values: make(chan Num)} }
+	// release ends the source's wait; registered after sheltertest.Start, it
+	// runs before Start's stop does (cleanups run last registered first).
+	release := func(f *feed) { DeferCleanup(func() { close(f.values) }) }
 
 	It("delivers a slow source's tuple once the flush interval has passed, not after a batch of Next calls", func() {
 		f := newFeed()
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("slow-source", dsl.Conf{dsl.BatchFlushInterval: 5})
 		spout := b.Spout("spout", dsl.Unreliable(func() (Num, bool) {
 			f.calls.Add(1)
 			v, ok := <-f.values
 			return v, ok
 		}))
-		b.Anchored(spout, b.Bolt("sink", CaptureBolt(got)), dsl.Shuffle[Num]())
+		b.Anchored(spout, b.Bolt("sink", got.Bolt()), dsl.Shuffle[Num]())
 		clk := NewManualClock()
-		Run(Build(b), clk.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
+		release(f)
 
 		for n := 1; n <= 3; n++ {
 			Eventually(f.calls.Load).Should(Equal(int32(n)), "Next %d is waiting for data", n)
@@ -275,7 +275,8 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 		}, func(int) { acked.Add(1) }, func(int) {}))
 		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 		clk := NewManualClock()
-		Run(Build(b), clk.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
+		release(f)
 
 		for n := 1; n <= 6; n++ {
 			Eventually(f.calls.Load).Should(Equal(int32(n)), "Next %d is waiting for data", n)
@@ -296,7 +297,7 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 	It("keeps executing inputs when tick work takes longer than the tick period", Label("tick"), func() {
 		clk := NewManualClock()
 		var ticks atomic.Int32
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("slow-ticks", dsl.Conf{dsl.TickFrequency: 10 * time.Millisecond})
 		n := 0 // touched only by the spout's task
 		spout := b.Spout("spout", dsl.Unreliable(func() (Num, bool) {
@@ -306,15 +307,14 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 			n++
 			return Num{N: n}, true
 		}))
-		sink := b.Bolt("sink", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-			got.Created(info)
-			return &slowTicker{deliveries: got, info: info, work: func() {
+		sink := b.Bolt("sink", got.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
+			return &slowTicker{work: func() {
 				ticks.Add(1)
 				clk.Advance(15 * time.Millisecond) // a tick's work outlasts the period
 			}}
 		}))
 		b.Anchored(spout, sink, dsl.Shuffle[Num]())
-		Run(Build(b), clk.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
 		clk.Advance(10 * time.Millisecond)
 
 		Eventually(got.Len).Should(Equal(500), "inputs keep flowing between ticks")
@@ -322,15 +322,11 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 	})
 })
 
-// slowTicker records inputs and does work on every tick.
-type slowTicker struct {
-	deliveries *Deliveries[Num]
-	info       dsl.TaskInfo
-	work       func()
-}
+// slowTicker acks inputs and does work on every tick.
+type slowTicker struct{ work func() }
 
-func (s *slowTicker) Execute(in Num, _ dsl.Emitter) error {
-	s.deliveries.Add(s.info, in)
+func (s *slowTicker) Execute(_ Num, input dsl.Tuple, c dsl.Collector) error {
+	c.Ack(input)
 	return nil
 }
 
@@ -339,18 +335,15 @@ func (s *slowTicker) Tick(dsl.Tick, dsl.Collector) error {
 	return nil
 }
 
-// gate blocks callers until it is opened; a spec's cleanup opens it so nothing
-// stays blocked.
+// gate blocks callers until it is opened. A spec opens it in a cleanup it
+// registers after sheltertest.Start, so that nothing stays blocked when Start's
+// cleanup stops the topology (cleanups run last registered first).
 type gate struct {
 	once sync.Once
 	ch   chan struct{}
 }
 
-func newGate() *gate {
-	g := &gate{ch: make(chan struct{})}
-	DeferCleanup(g.open)
-	return g
-}
+func newGate() *gate { return &gate{ch: make(chan struct{})} }
 
 func (g *gate) wait() { <-g.ch }
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
@@ -376,7 +369,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		}))
 		sink := b.Bolt("sink", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Num] {
 			incarnation := bolts.Add(1)
-			return HandlerFunc[Num](func(in Num, _ dsl.Emitter) error {
+			return sheltertest.HandlerFunc[Num](func(in Num, _ dsl.Emitter) error {
 				if in.N == -1 && incarnation > 1 {
 					activations.Add(1)
 					stuck.wait() // blocks on its activation tuple after the restart
@@ -385,7 +378,8 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 			})
 		}), dsl.LifecycleTuples(Num{N: -1}, nil))
 		b.Anchored(spout, sink, dsl.Shuffle[Num]())
-		r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 5), supervision.WithDrainTimeout(time.Hour))
+		r := sheltertest.Start(GinkgoTB(), Build(b), Restarts(time.Millisecond, time.Millisecond, 5), supervision.WithDrainTimeout(time.Hour))
+		DeferCleanup(stuck.open)
 		Eventually(activations.Load).Should(Equal(int32(1)), "the restarted bolt is stuck activating")
 
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -404,7 +398,8 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		b := dsl.New("stuck-bolt", nil)
 		spout := b.Spout("spout", CountTo(1))
 		b.Anchored(spout, b.Bolt("wedged", dsl.AutoAck(func(Num, dsl.Emitter) error { blocked.wait(); return nil })), dsl.Shuffle[Num]())
-		r := Run(Build(b), supervision.WithDrainTimeout(100*time.Millisecond))
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithDrainTimeout(100*time.Millisecond))
+		DeferCleanup(blocked.open)
 		Eventually(func() int64 { return r.Stats().Components["wedged"].Executed + int64(r.Stats().InFlight) }).Should(BeNumerically(">", 0))
 
 		var err error
@@ -429,7 +424,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 			got.Store(r.Stop(context.Background()))
 			return nil
 		})), dsl.Shuffle[Num]())
-		r = Run(Build(b))
+		r = sheltertest.Start(GinkgoTB(), Build(b))
 		ready.Done()
 		Eventually(r.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
 		Expect(got.Load()).To(MatchError(supervision.ErrStopping))
@@ -440,7 +435,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		var r *supervision.Running
 		var stopErr atomic.Value
 		started := make(chan struct{})
-		r = Run(Build(idleBuilder()), supervision.WithEvents(func(e supervision.Event) {
+		r = sheltertest.Start(GinkgoTB(), Build(idleBuilder()), supervision.WithEvents(func(e supervision.Event) {
 			switch e.Kind {
 			case supervision.Started:
 				<-started
@@ -478,7 +473,6 @@ var _ = Describe("Edges: a failure drains before the restart (scenario F, better
 		const base = 10 * time.Millisecond
 		src := sheltertest.NewSource(Num{N: 1}, Num{N: 2})
 		hold := newHolder()
-		DeferCleanup(hold.releaseAll)
 		alarm := &failSwitch{}
 		b := dsl.New("drain-on-failure", dsl.Conf{dsl.MessageTimeout: time.Hour})
 		b.Streams(Beat{})
@@ -492,8 +486,9 @@ var _ = Describe("Edges: a failure drains before the restart (scenario F, better
 		b.Unanchored(beats, b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil })), dsl.Shuffle[Beat]())
 		topo := Build(b)
 		clk, events, trace := NewManualClock(), newEventLog(), NewTrace()
-		Run(topo, clk.Option(), trace.Option(), supervision.WithEvents(events.record),
+		sheltertest.Start(GinkgoTB(), topo, clk.Option(), trace.Option(), supervision.WithEvents(events.record),
 			supervision.WithRestarts(supervision.Restarts{Base: base, Cap: base, StablePeriod: time.Hour}))
+		DeferCleanup(hold.releaseAll)
 		events.next(supervision.Started)
 		Eventually(hold.count).Should(Equal(2), "both messages are held in flight")
 
@@ -502,19 +497,19 @@ var _ = Describe("Edges: a failure drains before the restart (scenario F, better
 		events.next(supervision.Failed)
 		restarting := events.next(supervision.Restarting)
 		Eventually(func() int { return trace.Count(FromComponent("source"), KindIs("Deactivate")) }).Should(Equal(1))
-		Expect(NackedIDs(src)).To(BeEmpty(), "nothing is nacked at the failure")
+		Expect(src.Nacked()).To(BeEmpty(), "nothing is nacked at the failure")
 
 		By("during the back-off a held tree completes, and the spout hears its ack")
 		hold.release(taskIDs(topo, "hold")[0])
-		Eventually(func() []int { return AckedIDs(src) }).Should(HaveLen(1))
+		Eventually(func() []int { return src.Acked() }).Should(HaveLen(1))
 		Consistently(events.ch).ShouldNot(Receive(), "no restart before the back-off ends")
 
 		By("when the back-off ends, what is still open is nacked once, then the new incarnation starts")
 		clk.Advance(restarting.Delay)
 		Expect(events.next(supervision.Started).Incarnation).To(Equal(2))
-		Expect(AckedIDs(src)).To(HaveLen(1))
-		Expect(NackedIDs(src)).To(HaveLen(1))
-		Expect(append(AckedIDs(src), NackedIDs(src)...)).To(ConsistOf(1, 2))
+		Expect(src.Acked()).To(HaveLen(1))
+		Expect(src.Nacked()).To(HaveLen(1))
+		Expect(append(src.Acked(), src.Nacked()...)).To(ConsistOf(1, 2))
 		Expect(src.Verify()).To(Succeed())
 
 		By("in that order: the spout deactivated, the Ack, the stop that abandons (nacks) the rest, the new activation")
@@ -539,23 +534,23 @@ func indexOf(steps []string, s string) int {
 var _ = Describe("Edges: the pins", Label("edges"), func() {
 	It("drains at most the message timeout by default", Label("lifecycle"), func() {
 		hold := newHolder()
-		DeferCleanup(hold.releaseAll)
 		src := sheltertest.NewSource(Num{N: 1})
 		b := dsl.New("drain-default", dsl.Conf{dsl.MessageTimeout: 300 * time.Millisecond})
 		spout := b.Spout("source", src.Spout())
 		b.Anchored(spout, b.Bolt("hold", dsl.Manual(hold.handler)), dsl.Shuffle[Num]())
-		r := Run(Build(b))
+		r := sheltertest.Start(GinkgoTB(), Build(b))
+		DeferCleanup(hold.releaseAll)
 		Eventually(hold.count).Should(Equal(1))
 		start := time.Now()
 		Stop(r)
 		Expect(time.Since(start)).To(BeNumerically(">=", 300*time.Millisecond), "the drain waited for the tree in flight")
 		Expect(time.Since(start)).To(BeNumerically("<", Scaled(5*time.Second)), "and no longer than the message timeout")
-		Expect(NackedIDs(src)).To(Equal([]int{1}))
+		Expect(src.Nacked()).To(Equal([]int{1}))
 	})
 
 	It("stops spouts, then bolts, then ackers, then the system task", Label("lifecycle"), func() {
 		trace := NewTrace()
-		r := Run(Build(idleBuilder()), trace.Option(), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(idleBuilder()), trace.Option(), NewManualClock().Option())
 		Stop(r)
 		var order []string
 		for _, e := range trace.Events(KindIs("Stop")) {
@@ -571,7 +566,7 @@ var _ = Describe("Edges: the pins", Label("edges"), func() {
 		b := dsl.New("rotation", dsl.Conf{dsl.MessageTimeout: 10, dsl.AckerTasks: 1})
 		spout := b.Spout("spout", CountTo(0), dsl.Parallelism(2))
 		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
-		Run(Build(b), clk.Option(), trace.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option(), trace.Option())
 		clk.Advance(5 * time.Second)
 		Eventually(func() int { return trace.Count(FromComponent("spout"), KindIs("Tick")) }).Should(Equal(2))
 		Eventually(func() int { return trace.Count(FromComponent("__acker"), KindIs("Tick")) }).Should(Equal(1))
@@ -587,7 +582,7 @@ var _ = Describe("Edges: the pins", Label("edges"), func() {
 				return func() (Beat, bool) { return Beat{N: int(n.Add(1))}, true }
 			}), dsl.Parallelism(2))
 			b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil }), dsl.Parallelism(2)), dsl.Shuffle[Beat]())
-			r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
+			r := sheltertest.Start(GinkgoTB(), Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
 			for restarts := 1; restarts <= 2; restarts++ {
 				Eventually(sw.count).Should(BeNumerically(">", 0))
 				sw.failAll(errors.New("restart under load"))

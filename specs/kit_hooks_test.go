@@ -121,7 +121,7 @@ var _ = Describe("Optional hooks", Label("kit", "dsl-validation"), func() {
 		b.Streams(Num{})
 		spout := b.Spout("numbers", dsl.ReliableFrom(func(dsl.TaskInfo) activateOnly { return activateOnly{activated: &activated} }))
 		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
-		Run(Build(b))
+		sheltertest.Start(GinkgoTB(), Build(b))
 		Eventually(activated.Load).Should(Equal(int32(1)))
 	})
 

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/sheltertest"
 )
 
 // Undeclared is a struct type no topology in these specs declares as a stream.
@@ -75,7 +76,7 @@ var _ = Describe("Topology validation", Label("dsl-validation"), func() {
 			b.Anchored("sink", other, dsl.Shuffle[Undeclared]())
 		}, `edge "sink" -> "other": stream type specs_test.Undeclared is not in the topology's schema`),
 		Entry("a bolt that cannot take the stream", nil, func(b *dsl.Builder) {
-			b.Anchored("numbers", b.Bolt("keyed", CaptureBolt(NewDeliveries[KeyedNum]())), dsl.Shuffle[Num]())
+			b.Anchored("numbers", b.Bolt("keyed", new(sheltertest.Recorder[KeyedNum]).Bolt()), dsl.Shuffle[Num]())
 		}, `edge "numbers" -> "keyed": bolt "keyed" takes specs_test.KeyedNum and cannot accept stream "Num"`),
 		Entry("a bolt with no input", nil, func(b *dsl.Builder) {
 			b.Bolt("lonely", relayNum())
