@@ -284,10 +284,10 @@ func (s *source) bodyOf(file string, line int) ([]ast.Node, error) {
 		for _, a := range n.(*ast.CallExpr).Args {
 			lit, ok := a.(*ast.FuncLit)
 			if !ok {
-				if strings.HasSuffix(name, "Table") { // a table's body given by name
-					body = append(body, a)
+				if _, named := a.(*ast.Ident); named && strings.HasSuffix(name, "Table") {
+					body = append(body, a) // a table's body given by name
 				}
-				continue
+				continue // the table's other entries are not this spec
 			}
 			if strings.HasSuffix(name, "Table") {
 				body = append(body, lit)
