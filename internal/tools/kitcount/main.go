@@ -148,16 +148,17 @@ func dryRun(dir string) ([]spec, error) {
 
 // source is the specs package, parsed.
 type source struct {
-	fset  *token.FileSet
-	files map[string]*ast.File  // absolute path -> file
-	decls map[string][]ast.Node // package-level name (or method name) -> its declarations
-	memo  map[string]bool       // decl name -> uses the kit (through helpers)
-	busy  map[string]bool       // decl names being looked at, against cycles
+	fset      *token.FileSet
+	files     map[string]*ast.File  // absolute path -> file
+	decls     map[string][]ast.Node // package-level name (or method name) -> its declarations
+	memo      map[string]bool       // decl name -> uses the kit (through helpers)
+	busy      map[string]bool       // decl names being looked at, against cycles
+	busyLocal map[ast.Node]bool     // local declarations being looked at, against cycles
 }
 
 func parse(dir string) (*source, error) {
 	s := &source{fset: token.NewFileSet(), files: map[string]*ast.File{}, decls: map[string][]ast.Node{},
-		memo: map[string]bool{}, busy: map[string]bool{}}
+		memo: map[string]bool{}, busy: map[string]bool{}, busyLocal: map[ast.Node]bool{}}
 	paths, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
 		return nil, err
@@ -314,9 +315,12 @@ func (s *source) usesKit(nodes []ast.Node, through bool) bool {
 	return false
 }
 
-func (s *source) nodeUsesKit(n ast.Node, through bool) bool {
+// A local name the spec uses but declares outside its body (a closure or a
+// variable of its container, assigned in a setup node) counts as the spec's
+// code, so it is followed in both modes.
+func (s *source) nodeUsesKit(root ast.Node, through bool) bool {
 	uses := false
-	ast.Inspect(n, func(n ast.Node) bool {
+	ast.Inspect(root, func(n ast.Node) bool {
 		if uses {
 			return false
 		}
@@ -327,8 +331,16 @@ func (s *source) nodeUsesKit(n ast.Node, through bool) bool {
 				return false
 			}
 		case *ast.Ident:
-			if through && s.packageLevel(n) && s.declUsesKit(n.Name) {
-				uses = true
+			switch {
+			case s.packageLevel(n):
+				uses = through && s.declUsesKit(n.Name)
+			case n.Obj.Decl != nil:
+				decl, ok := n.Obj.Decl.(ast.Node)
+				if ok && (decl.Pos() < root.Pos() || decl.End() > root.End()) && !s.busyLocal[decl] {
+					s.busyLocal[decl] = true
+					uses = s.nodeUsesKit(decl, through)
+					delete(s.busyLocal, decl)
+				}
 			}
 		}
 		return !uses
