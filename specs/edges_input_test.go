@@ -54,7 +54,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 		func(name string, breakIt func(b *dsl.Builder), message string) {
 			b := dsl.New(name, nil)
 			b.Streams(Num{})
-			numbers := b.Spout("numbers", CountTo(1))
+			numbers := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 			b.Anchored(numbers, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 			breakIt(b)
 
@@ -100,7 +100,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 	It("lists every bad name of a definition in one error", Label("dsl-validation"), func() {
 		b := dsl.New("a.b", nil)
 		b.NamedStream("..", Sum{})
-		numbers := b.Spout(".", CountTo(1))
+		numbers := b.Spout(".", sheltertest.NewSource(Num{N: 1}).Spout())
 		b.Anchored(numbers, b.Bolt("\xff", relayNum()), dsl.Shuffle[Num]())
 		Expect(validationError(b).Problems).To(ContainElements(
 			ContainSubstring(`topology name "a.b"`), ContainSubstring(`stream name ".."`),
@@ -118,7 +118,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 				conf, boltConf = nil, conf
 			}
 			b := dsl.New("short-timeout", conf)
-			numbers := b.Spout("numbers", CountTo(1))
+			numbers := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 			b.Anchored(numbers, b.Bolt("sink", relayNum(), dsl.WithConf(boltConf)), dsl.Shuffle[Num]())
 			Expect(validationError(b).Problems).To(ContainElement(And(
 				ContainSubstring(`conf "topology.message.timeout.secs"`),

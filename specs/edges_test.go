@@ -192,7 +192,7 @@ var _ = Describe("Edges: bad numbers fail at Build", Label("edges", "dsl-validat
 	DescribeTable("names the key and the value",
 		func(key string, value any, message string) {
 			b := dsl.New("absurd", dsl.Conf{key: value})
-			spout := b.Spout("numbers", CountTo(1))
+			spout := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 			b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 			verr := validationError(b)
 			Expect(verr.Problems).To(ContainElement(ContainSubstring(message)))
@@ -209,7 +209,7 @@ var _ = Describe("Edges: bad numbers fail at Build", Label("edges", "dsl-validat
 
 	It("rejects a parallelism that would spawn millions of tasks", func() {
 		b := dsl.New("absurd", nil)
-		spout := b.Spout("numbers", CountTo(1), dsl.Parallelism(1<<30))
+		spout := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout(), dsl.Parallelism(1<<30))
 		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 		Expect(validationError(b).Problems).To(ContainElement(`component "numbers" has parallelism 1073741824; it must be at most 4096`))
 	})
