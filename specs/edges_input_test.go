@@ -131,7 +131,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 
 	It("accepts a message timeout of exactly the minimum", Label("dsl-validation"), func() {
 		b := dsl.New("shortest-timeout", dsl.Conf{dsl.MessageTimeout: time.Millisecond})
-		numbers := b.Spout("numbers", CountTo(1))
+		numbers := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 		b.Anchored(numbers, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 		Build(b)
 	})
