@@ -188,7 +188,9 @@ func parse(dir string) (*source, error) {
 						s.decls[sp.Name.Name] = append(s.decls[sp.Name.Name], sp)
 					case *ast.ValueSpec:
 						for _, n := range sp.Names {
-							s.decls[n.Name] = append(s.decls[n.Name], sp)
+							if n.Name != "_" { // var _ = Describe(...): the specs themselves
+								s.decls[n.Name] = append(s.decls[n.Name], sp)
+							}
 						}
 					}
 				}
@@ -330,6 +332,10 @@ func (s *source) nodeUsesKit(root ast.Node, through bool) bool {
 				uses = true
 				return false
 			}
+			// x.Name: Name is a field or a method, never one of this
+			// package's declarations (supervision.Run is not the Run here).
+			uses = s.nodeUsesKit(n.X, through)
+			return false
 		case *ast.Ident:
 			switch {
 			case s.packageLevel(n):
