@@ -11,7 +11,8 @@
 // and JustAfterEach bodies of the containers around it. A spec is on the kit
 // when that code names something of package sheltertest, directly or through
 // a helper of the specs package it names (a function, variable, or type with
-// its methods, followed by name). Both figures are printed.
+// its methods, followed by name). Both figures are printed, per spec and per
+// call site (an It in a loop counts once, as it is written).
 package main
 
 import (
@@ -43,8 +44,9 @@ func main() {
 	}
 	type tally struct{ all, direct, through int }
 	files := map[string]*tally{}
-	var total tally
+	var total, sites tally
 	var off []string
+	seen := map[string]bool{} // file:line of the call sites counted in sites
 	for _, s := range specs {
 		nodes, err := src.bodyOf(s.file, s.line)
 		if err != nil {
@@ -65,6 +67,16 @@ func main() {
 				x.through++
 			}
 		}
+		if site := fmt.Sprintf("%s:%d", s.file, s.line); !seen[site] {
+			seen[site] = true
+			sites.all++
+			if direct {
+				sites.direct++
+			}
+			if through {
+				sites.through++
+			}
+		}
 		if !direct {
 			off = append(off, fmt.Sprintf("%s:%d %s (through a helper: %v)", filepath.Base(s.file), s.line, s.text, through))
 		}
@@ -83,6 +95,9 @@ func main() {
 	fmt.Printf("%-28s %5d %7d %8d\n", "total", total.all, total.direct, total.through)
 	fmt.Printf("on the kit: %d of %d (%.1f%%) directly, %d (%.1f%%) with helpers\n", total.direct, total.all,
 		100*share, total.through, 100*float64(total.through)/float64(total.all))
+	fmt.Printf("by call site (a loop's It once): %d of %d (%.1f%%) directly, %d (%.1f%%) with helpers\n",
+		sites.direct, sites.all, 100*float64(sites.direct)/float64(sites.all),
+		sites.through, 100*float64(sites.through)/float64(sites.all))
 	if *list {
 		fmt.Println("\noff the kit:")
 		for _, o := range off {
