@@ -103,13 +103,12 @@ var _ = Describe("A shell child flooding a slow bolt", Label("edges", "multilang
 		logsOpt, logs := ObserveLogs()
 		base := heapInUse()
 		r := sheltertest.Start(GinkgoTB(), topo, logsOpt)
-		DeferCleanup(func() { // before the count file's directory goes
+		DeferCleanup(func() { // runs before Start's stop, which runs before the count file's directory goes
 			select {
 			case <-gate:
 			default:
 				close(gate)
 			}
-			stopQuietly(r)
 		})
 
 		By("flooding while the slow bolt takes nothing")
@@ -175,8 +174,7 @@ var _ = Describe("A shell bolt whose inputs wait for its flooding child", Label(
 			taken.Add(1)
 			return nil
 		})), dsl.Shuffle[MLWord]())
-		r := sheltertest.Start(GinkgoTB(), Build(b))
-		DeferCleanup(stopQuietly, r) // before the count file's directory goes
+		r := sheltertest.Start(GinkgoTB(), Build(b)) // its stop runs before the count file's directory goes
 		Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(20 * time.Second)).Should(HaveLen(inputs))
 		Eventually(taken.Load).WithTimeout(Scaled(10 * time.Second)).Should(Equal(int64(inputs * perInput)))
 		Stop(r)
