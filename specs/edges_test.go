@@ -3,7 +3,6 @@ package specs_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -22,64 +21,6 @@ import (
 // The edges real components reach (issue 11): every message gets exactly one
 // outcome whatever panics where, a Stop that always returns, and a topology that
 // stays live under slow sources and slow ticks.
-
-// panickyAcks is a reliable queue whose Ack or Nack callback panics for one
-// id, after recording the outcome; Verify checks exactly-once.
-type panickyAcks struct {
-	lifecycleSource
-	ackPanics, nackPanics int
-	handed                int
-}
-
-func (s *panickyAcks) Next() (int, Num, bool) {
-	id, v, ok := s.lifecycleSource.Next()
-	if ok {
-		s.mu.Lock()
-		s.handed = max(s.handed, id)
-		s.mu.Unlock()
-	}
-	return id, v, ok
-}
-
-func (s *panickyAcks) Ack(id int) {
-	s.lifecycleSource.Ack(id)
-	if id == s.ackPanics {
-		panic("ack callback broke")
-	}
-}
-
-func (s *panickyAcks) Nack(id int) {
-	s.lifecycleSource.Nack(id)
-	if id == s.nackPanics {
-		panic("nack callback broke")
-	}
-}
-
-// outcomes counts every outcome so far.
-func (s *panickyAcks) outcomes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.acked) + len(s.nacked)
-}
-
-// verify checks that every id handed out got exactly one outcome.
-func (s *panickyAcks) verify() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	seen := map[int]int{}
-	for _, id := range append(append([]int(nil), s.acked...), s.nacked...) {
-		seen[id]++
-	}
-	for id := 1; id <= s.handed; id++ {
-		if seen[id] != 1 {
-			return fmt.Errorf("message %d has %d outcomes", id, seen[id])
-		}
-	}
-	if len(seen) != s.handed {
-		return fmt.Errorf("%d ids have outcomes, %d were handed out", len(seen), s.handed)
-	}
-	return nil
-}
 
 var _ = Describe("Edges: one outcome for every message", Label("edges"), func() {
 	It("nacks a reliable spout's message whose grouping key panics, and the spout goes on", Label("grouping-fields"), func() {
@@ -133,10 +74,23 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 
 	DescribeTable("gives every id exactly one outcome when a source callback panics",
 		func(ackPanics, nackPanics int, fail bool) {
-			src := &panickyAcks{ackPanics: ackPanics, nackPanics: nackPanics}
-			src.Push(gpNums(1, 20)...)
+			// The source's Ack or Nack panics for one id, after the outcome
+			// is recorded.
+			src := sheltertest.NewSource(gpNums(1, 20)...).With(
+				sheltertest.OnAck(func(id int) error {
+					if id == ackPanics {
+						panic("ack callback broke")
+					}
+					return nil
+				}),
+				sheltertest.OnNack(func(id int) error {
+					if id == nackPanics {
+						panic("nack callback broke")
+					}
+					return nil
+				}))
 			b := dsl.New("callback-panics", dsl.Conf{dsl.MaxSpoutPending: 4})
-			spout := b.Spout("spout", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Num] { return src }))
+			spout := b.Spout("spout", src.Spout())
 			sink := b.Bolt("sink", dsl.AutoAck(func(in Num, _ dsl.Emitter) error {
 				if fail {
 					return errors.New("rejected")
@@ -146,11 +100,11 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 			b.Anchored(spout, sink, dsl.Shuffle[Num]())
 			r := sheltertest.Start(GinkgoTB(), Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
 
-			Eventually(src.outcomes).Should(Equal(20))
-			Expect(src.verify()).To(Succeed())
+			Eventually(src.Outcomes).Should(HaveLen(20))
+			Expect(src.Verify()).To(Succeed())
 			Eventually(func() int { return r.Stats().Restarts }).Should(BeNumerically(">=", 1), "a callback that panics fails its task")
 			Stop(r)
-			Expect(src.verify()).To(Succeed())
+			Expect(src.Verify()).To(Succeed())
 		},
 		Entry("Ack panics", 3, 0, false),
 		Entry("Nack panics", 0, 3, true),
