@@ -2,7 +2,6 @@ package specs_test
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -17,39 +17,19 @@ import (
 type Raw struct{ N int }
 type Cooked struct{ N int }
 
-// countingSource is an endless reliable source that counts its callbacks.
-type countingSource struct {
-	next         atomic.Int64
-	acked, nackd atomic.Int64
-	mu           sync.Mutex
-	outcomes     map[int64]int // message -> callbacks received
-}
-
-func (s *countingSource) Next() (int64, Raw, bool) {
-	n := s.next.Add(1)
-	return n, Raw{int(n)}, true
-}
-
-func (s *countingSource) settle(id int64) {
-	s.mu.Lock()
-	s.outcomes[id]++
-	s.mu.Unlock()
-}
-
-func (s *countingSource) Ack(id int64)  { s.acked.Add(1); s.settle(id) }
-func (s *countingSource) Nack(id int64) { s.nackd.Add(1); s.settle(id) }
-
 var _ = Describe("Tiny rings under full load", Label("backpressure-deadlock"), func() {
 
 	It("keeps flowing and stops cleanly with rings of 8, max pending 10,000 and fan-out", func() {
-		src := &countingSource{outcomes: map[int64]int{}}
+		var acked atomic.Int64
+		src := sheltertest.Generate(-1, func(i int) Raw { return Raw{i + 1} }, // without end
+			sheltertest.OnAck(func(int) error { acked.Add(1); return nil }))
 		b := dsl.New("backpressure", dsl.Conf{
 			dsl.ReceiveBufferSize: 8,
 			dsl.MaxSpoutPending:   10000,
 			dsl.BatchSize:         16,
 		})
 		b.Streams(Cooked{})
-		spout := b.Spout("source", dsl.Reliable(src.Next, src.Ack, src.Nack), dsl.Parallelism(2))
+		spout := b.Spout("source", src.Spout(), dsl.Parallelism(2))
 		cook := b.Bolt("cook", dsl.AutoAck(func(r Raw, out dsl.Emitter) error {
 			out.Emit(Cooked{r.N})
 			return nil
@@ -63,17 +43,12 @@ var _ = Describe("Tiny rings under full load", Label("backpressure-deadlock"), f
 		b.Anchored(spout, cook, dsl.Shuffle[Raw]())
 		b.Anchored(cook, eat, dsl.All[Cooked]())      // fan-out: every eat task gets every tuple
 		b.Anchored(cook, audit, dsl.Global[Cooked]()) // and one more edge per tuple
-		topo, err := b.Build()
-		Expect(err).NotTo(HaveOccurred())
-
-		r, err := supervision.Run(context.Background(), topo, supervision.WithoutRestarts())
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stopQuietly, r)
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithoutRestarts())
 
 		By("running at full speed: acks keep arriving, second after second")
 		for i := 0; i < 3; i++ {
-			before := src.acked.Load()
-			Eventually(src.acked.Load).WithTimeout(5*time.Second).Should(BeNumerically(">", before+1000), "stalled in second %d", i)
+			before := acked.Load()
+			Eventually(acked.Load).WithTimeout(5*time.Second).Should(BeNumerically(">", before+1000), "stalled in second %d", i)
 		}
 
 		By("stopping within the drain bound")
@@ -83,15 +58,9 @@ var _ = Describe("Tiny rings under full load", Label("backpressure-deadlock"), f
 		Expect(r.Wait()).To(Succeed())
 
 		By("settling every message exactly once")
-		emitted := src.next.Load()
-		src.mu.Lock()
-		defer src.mu.Unlock()
-		// Every message handed out was emitted and settled exactly once: acked,
-		// failed, or nacked back when the stop abandoned its open tree.
-		for id, n := range src.outcomes {
-			Expect(n).To(Equal(1), "message %d settled %d times", id, n)
-		}
-		Expect(int64(len(src.outcomes))).To(Equal(emitted))
+		// Every message handed out was settled exactly once: acked, failed,
+		// or nacked back when the stop abandoned its open tree.
+		Expect(src.Verify()).To(Succeed())
 		Expect(eaten.Load()).To(BeNumerically(">", 0))
 	})
 })

@@ -19,8 +19,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
+
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
+	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -590,10 +593,12 @@ func chaosDump(tasks string) string {
 var chaosStallLimit = Scaled(20 * time.Second)
 
 // runUntil runs the topology until target messages are done, then stops it and
-// checks that nothing is left open and no callback follows.
+// checks that nothing is left open and no callback follows. It runs it with
+// sheltertest.Start, whose cleanup, at the end of the spec, also fails it if a
+// goroutine, fd or child process of the round outlived it.
 func (r *chaosRound) runUntil(ctx context.Context, target int, fail func(string, ...any)) bool {
 	r.ledger.setStopped(false)
-	run, err := supervision.Run(ctx, r.topo,
+	run := sheltertest.Start(ginkgo.GinkgoTB(), r.topo,
 		supervision.WithLogger(r.logs.logger()),
 		Restarts(time.Millisecond, 8*time.Millisecond, 1000),
 		supervision.WithEvents(func(e supervision.Event) {
@@ -604,10 +609,6 @@ func (r *chaosRound) runUntil(ctx context.Context, target int, fail func(string,
 				r.ledger.fault(faultShellDie)
 			}
 		}))
-	if err != nil {
-		fail("starting the topology: %v", err)
-		return false
-	}
 	ok := true
 	done, progress := r.ledger.doneCount(), time.Now()
 	for done < target {
@@ -625,6 +626,9 @@ func (r *chaosRound) runUntil(ctx context.Context, target int, fail func(string,
 		select {
 		case <-run.Done():
 			fail("the topology went down: %v", run.Wait())
+			return false
+		case <-ctx.Done(): // the spec's timeout or an interrupt
+			fail("%d of %d done when the spec ended: %v", done, target, context.Cause(ctx))
 			return false
 		case <-time.After(5 * time.Millisecond):
 		}

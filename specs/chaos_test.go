@@ -132,7 +132,7 @@ var _ = Describe("A spout tree stays open until every edge is anchored", Label("
 		b := dsl.New("early-completion", dsl.Conf{dsl.BatchSize: 1, dsl.ReceiveBufferSize: 2, dsl.MaxSpoutPending: 1000})
 		spout := b.Spout("spout", src.Spout())
 		split := b.Bolt("split", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-			return HandlerFunc[Num](func(Num, dsl.Emitter) error {
+			return sheltertest.HandlerFunc[Num](func(Num, dsl.Emitter) error {
 				if info.Index == 1 {
 					return errors.New("the second task fails every input")
 				}
@@ -140,10 +140,10 @@ var _ = Describe("A spout tree stays open until every edge is anchored", Label("
 			})
 		}), dsl.Parallelism(2))
 		b.Anchored(spout, split, dsl.All[Num]())
-		r := Run(Build(b), supervision.WithLogger(zap.NewNop()))
-		Eventually(func() int { return len(AckedIDs(src)) + len(NackedIDs(src)) }).WithTimeout(Scaled(30 * time.Second)).Should(Equal(total))
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithLogger(zap.NewNop()))
+		Eventually(func() int { return len(src.Acked()) + len(src.Nacked()) }).WithTimeout(Scaled(30 * time.Second)).Should(Equal(total))
 		Stop(r)
-		Expect(AckedIDs(src)).To(BeEmpty(), "messages acked although an edge of their tree failed")
+		Expect(src.Acked()).To(BeEmpty(), "messages acked although an edge of their tree failed")
 	})
 })
 
@@ -158,7 +158,7 @@ var _ = Describe("A task that fails while the topology stops", Label("chaos", "l
 		b := dsl.New("fail-while-stopping", nil)
 		spout := b.Spout("spout", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Num] { return src }))
 		bolt := b.Bolt("crasher", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-			return HandlerFunc[Num](func(Num, dsl.Emitter) error {
+			return sheltertest.HandlerFunc[Num](func(Num, dsl.Emitter) error {
 				close(started)
 				<-release
 				info.Fail(errors.New("the task fails while the topology stops"))
@@ -166,7 +166,7 @@ var _ = Describe("A task that fails while the topology stops", Label("chaos", "l
 			})
 		}))
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
-		r := Run(Build(b), supervision.WithLogger(zap.NewNop()), supervision.WithDrainTimeout(Scaled(5*time.Second)))
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithLogger(zap.NewNop()), supervision.WithDrainTimeout(Scaled(5*time.Second)))
 		Eventually(started).Should(BeClosed())
 
 		stopped := make(chan error, 1)

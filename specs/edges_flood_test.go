@@ -102,14 +102,13 @@ var _ = Describe("A shell child flooding a slow bolt", Label("edges", "multilang
 		GinkgoHelper()
 		logsOpt, logs := ObserveLogs()
 		base := heapInUse()
-		r := Run(topo, logsOpt)
-		DeferCleanup(func() { // before the count file's directory goes
+		r := sheltertest.Start(GinkgoTB(), topo, logsOpt)
+		DeferCleanup(func() { // runs before Start's stop, which runs before the count file's directory goes
 			select {
 			case <-gate:
 			default:
 				close(gate)
 			}
-			stopQuietly(r)
 		})
 
 		By("flooding while the slow bolt takes nothing")
@@ -175,9 +174,8 @@ var _ = Describe("A shell bolt whose inputs wait for its flooding child", Label(
 			taken.Add(1)
 			return nil
 		})), dsl.Shuffle[MLWord]())
-		r := Run(Build(b))
-		DeferCleanup(stopQuietly, r) // before the count file's directory goes
-		Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(20 * time.Second)).Should(HaveLen(inputs))
+		r := sheltertest.Start(GinkgoTB(), Build(b)) // its stop runs before the count file's directory goes
+		Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(20 * time.Second)).Should(HaveLen(inputs))
 		Eventually(taken.Load).WithTimeout(Scaled(10 * time.Second)).Should(Equal(int64(inputs * perInput)))
 		Stop(r)
 	})
@@ -214,14 +212,14 @@ var _ = Describe("topology.shellbolt.max.pending", Label("edges", "multilang"), 
 		b := dsl.New("ml-unlimited", dsl.Conf{key: math.MaxInt32})
 		b.Streams(MLWord{})
 		src := sheltertest.NewSource(MLLine{"the cow jumped"})
-		words := NewDeliveries[MLWord]()
+		words := new(sheltertest.Recorder[MLWord])
 		split := b.Bolt("split", multilang.Bolt(withOutputs(python("bolt.py", "split"), 0)))
 		b.Anchored(b.Spout("lines", src.Spout()), split, dsl.Shuffle[MLLine]())
-		b.Anchored(split, b.Bolt("sink", CaptureBolt(words)), dsl.Shuffle[MLWord]())
+		b.Anchored(split, b.Bolt("sink", words.Bolt()), dsl.Shuffle[MLWord]())
 		topo := Build(b)
 		base := heapInUse()
-		r := Run(topo)
-		Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+		r := sheltertest.Start(GinkgoTB(), topo)
+		Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 		Expect(heapInUse()).To(BeNumerically("<", base+floodHeapLimit), "no queue of 2^31-1 slots was allocated")
 		Stop(r)
 	})

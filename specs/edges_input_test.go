@@ -54,7 +54,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 		func(name string, breakIt func(b *dsl.Builder), message string) {
 			b := dsl.New(name, nil)
 			b.Streams(Num{})
-			numbers := b.Spout("numbers", CountTo(1))
+			numbers := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 			b.Anchored(numbers, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 			breakIt(b)
 
@@ -100,7 +100,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 	It("lists every bad name of a definition in one error", Label("dsl-validation"), func() {
 		b := dsl.New("a.b", nil)
 		b.NamedStream("..", Sum{})
-		numbers := b.Spout(".", CountTo(1))
+		numbers := b.Spout(".", sheltertest.NewSource(Num{N: 1}).Spout())
 		b.Anchored(numbers, b.Bolt("\xff", relayNum()), dsl.Shuffle[Num]())
 		Expect(validationError(b).Problems).To(ContainElements(
 			ContainSubstring(`topology name "a.b"`), ContainSubstring(`stream name ".."`),
@@ -118,7 +118,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 				conf, boltConf = nil, conf
 			}
 			b := dsl.New("short-timeout", conf)
-			numbers := b.Spout("numbers", CountTo(1))
+			numbers := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 			b.Anchored(numbers, b.Bolt("sink", relayNum(), dsl.WithConf(boltConf)), dsl.Shuffle[Num]())
 			Expect(validationError(b).Problems).To(ContainElement(And(
 				ContainSubstring(`conf "topology.message.timeout.secs"`),
@@ -131,7 +131,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 
 	It("accepts a message timeout of exactly the minimum", Label("dsl-validation"), func() {
 		b := dsl.New("shortest-timeout", dsl.Conf{dsl.MessageTimeout: time.Millisecond})
-		numbers := b.Spout("numbers", CountTo(1))
+		numbers := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 		b.Anchored(numbers, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 		Build(b)
 	})
@@ -154,12 +154,12 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 			Timestamp: func(r Reading) time.Time { return r.At },
 		}))
 		b.Anchored(spout, window, dsl.Shuffle[Reading]())
-		b.Unanchored(window, b.Bolt("sums", CaptureBolt(NewDeliveries[Sum]())), dsl.Shuffle[Sum]())
+		b.Unanchored(window, b.Bolt("sums", new(sheltertest.Recorder[Sum]).Bolt()), dsl.Shuffle[Sum]())
 		logs, observed := ObserveLogs()
 		w := runWindows(b, clk, logs)
 		w.until(w.received("window", 4), "the window executing its 4 inputs")
 
-		Eventually(func() []int { return NackedIDs(readings) }).Should(ConsistOf(1, 3), "the inputs out of range fail")
+		Eventually(func() []int { return readings.Nacked() }).Should(ConsistOf(1, 3), "the inputs out of range fail")
 		failures := observed.FilterMessage("bolt failed its input").All()
 		Expect(failures).To(HaveLen(2))
 		for i, at := range []time.Time{zero, far} {
@@ -174,7 +174,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 			{Tuples: []int{2}, New: []int{2}, Expired: []int{}, Start: day.Add(-10 * time.Second).Local(), End: day.Add(10 * time.Second).Local()},
 			{Tuples: []int{2}, New: []int{}, Expired: []int{}, Start: day.Local(), End: day.Add(20 * time.Second).Local()},
 		}))
-		Eventually(func() []int { return AckedIDs(readings) }).Should(ConsistOf(2))
+		Eventually(func() []int { return readings.Acked() }).Should(ConsistOf(2))
 		Stop(w.r)
 		Expect(readings.Verify()).To(Succeed())
 	})
@@ -189,20 +189,22 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 		for i, nan := range nans {
 			values = append(values, FloatKeyed{nan, 5 + i})
 		}
-		got := NewDeliveries[FloatKeyed]()
+		got := new(sheltertest.Recorder[FloatKeyed])
 		b := dsl.New("float-keys", nil)
 		spout := b.Spout("floats", emitAll(values...))
-		b.Unanchored(spout, b.Bolt("by-key", CaptureBolt(got), dsl.Parallelism(8)),
+		b.Unanchored(spout, b.Bolt("by-key", got.Bolt(), dsl.Parallelism(8)),
 			dsl.Fields(func(f FloatKeyed) float64 { return f.K }, "K"))
-		Run(Build(b))
+		sheltertest.Start(GinkgoTB(), Build(b))
 		Eventually(got.Len).Should(Equal(len(values)))
 
 		zeroTasks, nanTasks := map[int]bool{}, map[int]bool{}
-		for _, d := range got.All() {
-			if d.Value.N <= 4 {
-				zeroTasks[d.Task] = true
-			} else {
-				nanTasks[d.Task] = true
+		for task, inputs := range got.ByTask() {
+			for _, f := range inputs {
+				if f.N <= 4 {
+					zeroTasks[task] = true
+				} else {
+					nanTasks[task] = true
+				}
 			}
 		}
 		Expect(zeroTasks).To(HaveLen(1), "0 and -0 on one task")
@@ -214,7 +216,7 @@ var _ = Describe("Input at the edges", Label("edges"), func() {
 	It("refuses a Direct edge from an unreliable spout, naming the edge", Label("dsl-validation", "grouping-direct"), func() {
 		b := dsl.New("direct-unreliable", nil)
 		numbers := b.Spout("numbers", CountTo(3))
-		b.Unanchored(numbers, b.Bolt("sink", CaptureBolt(NewDeliveries[Num]()), dsl.Parallelism(2)), dsl.Direct[Num]())
+		b.Unanchored(numbers, b.Bolt("sink", new(sheltertest.Recorder[Num]).Bolt(), dsl.Parallelism(2)), dsl.Direct[Num]())
 		Expect(validationError(b).Problems).To(ConsistOf(
 			ContainSubstring(`edge "numbers" -> "sink": spout "numbers" is unreliable and cannot name a task`)))
 	})

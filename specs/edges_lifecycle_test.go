@@ -87,7 +87,7 @@ var _ = Describe("Edges: a task's Context ends when the task is stopped", Label(
 		executing, returned := make(chan struct{}), make(chan struct{})
 		b := dsl.New("busy-on-context", nil)
 		bolt := b.Bolt("bolt", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-			return HandlerFunc[Num](func(Num, dsl.Emitter) error {
+			return sheltertest.HandlerFunc[Num](func(Num, dsl.Emitter) error {
 				close(executing)
 				<-info.Context().Done() // a call to a service, bounded by the task's Context
 				close(returned)
@@ -95,7 +95,7 @@ var _ = Describe("Edges: a task's Context ends when the task is stopped", Label(
 			})
 		}))
 		b.Unanchored(b.Spout("spout", CountTo(1)), bolt, dsl.Shuffle[Num]())
-		r := Run(Build(b), NewManualClock().Option(), supervision.WithDrainTimeout(10*time.Millisecond))
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), supervision.WithDrainTimeout(10*time.Millisecond))
 		Eventually(executing).Should(BeClosed())
 
 		// Busy, the bolt cannot take its deactivation; once its grace is over
@@ -118,17 +118,17 @@ var _ = Describe("Edges: the manual clock runs only what a test asks for", Label
 			values := make(chan Num)
 			var closeOnce sync.Once
 			closeValues := func() { closeOnce.Do(func() { close(values) }) }
-			DeferCleanup(closeValues)
 			var calls, acked atomic.Int32
-			got := NewDeliveries[Num]()
+			got := new(sheltertest.Recorder[Num])
 			b := dsl.New("slow-source-still-clock", conf)
 			spout := b.Spout("spout", dsl.Reliable(func() (int, Num, bool) {
 				calls.Add(1)
 				v, ok := <-values
 				return v.N, v, ok
 			}, func(int) { acked.Add(1) }, func(int) {}))
-			b.Anchored(spout, b.Bolt("sink", CaptureBolt(got)), dsl.Shuffle[Num]())
-			r := Run(Build(b), NewManualClock().Option())
+			b.Anchored(spout, b.Bolt("sink", got.Bolt()), dsl.Shuffle[Num]())
+			r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
+			DeferCleanup(closeValues)
 
 			for n := 1; n <= 4; n++ {
 				Eventually(calls.Load).Should(Equal(int32(n)), "Next %d waits for data", n)
@@ -159,7 +159,7 @@ var _ = Describe("Edges: the manual clock runs only what a test asks for", Label
 			return &tickCounter{ticks: &ticks, held: held} // never acks: only expiry ends the tree
 		}), dsl.WithConf(dsl.Conf{dsl.TickFrequency: time.Millisecond}))
 		b.Anchored(spout, hold, dsl.Shuffle[Num]())
-		r := Run(Build(b), clk.Option(), trace.Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), clk.Option(), trace.Option())
 		Eventually(held).Should(Receive())
 		Eventually(func() int { return trace.Count(FromComponent("__acker"), KindIs("AckerStep")) }).Should(Equal(2), "Track and Anchor applied")
 		Expect(ticks.Load()).To(BeZero(), "no tick before the clock moves")
@@ -170,7 +170,7 @@ var _ = Describe("Edges: the manual clock runs only what a test asks for", Label
 		// one firing per timer. The acker still counts every rotation it
 		// missed: the tree expires.
 		clk.Advance(time.Hour)
-		Eventually(func() []int { return NackedIDs(src) }).Should(Equal([]int{1}), "the held tree timed out")
+		Eventually(func() []int { return src.Nacked() }).Should(Equal([]int{1}), "the held tree timed out")
 		Eventually(ticks.Load).Should(Equal(int32(1)))
 		Consistently(ticks.Load).Should(Equal(int32(1)), "one tick tuple for the hour")
 		Expect(clk.Now()).To(Equal(NewManualClock().Now().Add(time.Hour)))

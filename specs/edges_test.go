@@ -3,7 +3,6 @@ package specs_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -23,71 +22,13 @@ import (
 // outcome whatever panics where, a Stop that always returns, and a topology that
 // stays live under slow sources and slow ticks.
 
-// panickyAcks is a reliable queue whose Ack or Nack callback panics for one
-// id, after recording the outcome; Verify checks exactly-once.
-type panickyAcks struct {
-	lifecycleSource
-	ackPanics, nackPanics int
-	handed                int
-}
-
-func (s *panickyAcks) Next() (int, Num, bool) {
-	id, v, ok := s.lifecycleSource.Next()
-	if ok {
-		s.mu.Lock()
-		s.handed = max(s.handed, id)
-		s.mu.Unlock()
-	}
-	return id, v, ok
-}
-
-func (s *panickyAcks) Ack(id int) {
-	s.lifecycleSource.Ack(id)
-	if id == s.ackPanics {
-		panic("ack callback broke")
-	}
-}
-
-func (s *panickyAcks) Nack(id int) {
-	s.lifecycleSource.Nack(id)
-	if id == s.nackPanics {
-		panic("nack callback broke")
-	}
-}
-
-// outcomes counts every outcome so far.
-func (s *panickyAcks) outcomes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.acked) + len(s.nacked)
-}
-
-// verify checks that every id handed out got exactly one outcome.
-func (s *panickyAcks) verify() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	seen := map[int]int{}
-	for _, id := range append(append([]int(nil), s.acked...), s.nacked...) {
-		seen[id]++
-	}
-	for id := 1; id <= s.handed; id++ {
-		if seen[id] != 1 {
-			return fmt.Errorf("message %d has %d outcomes", id, seen[id])
-		}
-	}
-	if len(seen) != s.handed {
-		return fmt.Errorf("%d ids have outcomes, %d were handed out", len(seen), s.handed)
-	}
-	return nil
-}
-
 var _ = Describe("Edges: one outcome for every message", Label("edges"), func() {
 	It("nacks a reliable spout's message whose grouping key panics, and the spout goes on", Label("grouping-fields"), func() {
 		src := sheltertest.NewSource(KeyedNum{Key: "a", N: 1}, KeyedNum{Key: "boom", N: 2}, KeyedNum{Key: "c", N: 3})
-		got := NewDeliveries[KeyedNum]()
+		got := new(sheltertest.Recorder[KeyedNum])
 		b := dsl.New("key-panics", nil)
 		spout := b.Spout("spout", src.Spout())
-		sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(2)) // two tasks, so the key is computed
+		sink := b.Bolt("sink", got.Bolt(), dsl.Parallelism(2)) // two tasks, so the key is computed
 		b.Anchored(spout, sink, dsl.Fields(func(k KeyedNum) string {
 			if k.Key == "boom" {
 				panic("no key for boom")
@@ -95,12 +36,12 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 			return k.Key
 		}, "Key"))
 		logs, observed := ObserveLogs()
-		r := Run(Build(b), NewManualClock().Option(), logs)
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), logs)
 
 		Eventually(src.Outcomes).Should(HaveLen(3))
 		Expect(src.Verify()).To(Succeed())
-		Expect(AckedIDs(src)).To(ConsistOf(1, 3))
-		Expect(NackedIDs(src)).To(Equal([]int{2}))
+		Expect(src.Acked()).To(ConsistOf(1, 3))
+		Expect(src.Nacked()).To(Equal([]int{2}))
 		Expect(r.Stats().Restarts).To(BeZero(), "a bad tuple is not a broken task")
 		Expect(observed.FilterMessage("spout could not emit; the message fails").Len()).To(Equal(1))
 		Stop(r)
@@ -108,7 +49,7 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 	})
 
 	It("drops an unreliable spout's tuple whose grouping key panics, logs it, and goes on", Label("grouping-fields"), func() {
-		got := NewDeliveries[KeyedNum]()
+		got := new(sheltertest.Recorder[KeyedNum])
 		var n atomic.Int32
 		b := dsl.New("key-panics-unreliable", nil)
 		spout := b.Spout("spout", dsl.Unreliable(func() (KeyedNum, bool) {
@@ -118,14 +59,14 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 			}
 			return KeyedNum{Key: map[int32]string{1: "a", 2: "boom", 3: "c"}[i], N: int(i)}, true
 		}))
-		sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(2))
+		sink := b.Bolt("sink", got.Bolt(), dsl.Parallelism(2))
 		b.Anchored(spout, sink, dsl.Fields(func(k KeyedNum) string {
 			if k.Key == "boom" {
 				panic("no key for boom")
 			}
 			return k.Key
 		}, "Key"))
-		r := Run(Build(b), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 		Eventually(got.Len).Should(Equal(2))
 		Consistently(got.Len).Should(Equal(2))
 		Expect(r.Stats().Restarts).To(BeZero())
@@ -133,10 +74,23 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 
 	DescribeTable("gives every id exactly one outcome when a source callback panics",
 		func(ackPanics, nackPanics int, fail bool) {
-			src := &panickyAcks{ackPanics: ackPanics, nackPanics: nackPanics}
-			src.Push(gpNums(1, 20)...)
+			// The source's Ack or Nack panics for one id, after the outcome
+			// is recorded.
+			src := sheltertest.NewSource(gpNums(1, 20)...).With(
+				sheltertest.OnAck(func(id int) error {
+					if id == ackPanics {
+						panic("ack callback broke")
+					}
+					return nil
+				}),
+				sheltertest.OnNack(func(id int) error {
+					if id == nackPanics {
+						panic("nack callback broke")
+					}
+					return nil
+				}))
 			b := dsl.New("callback-panics", dsl.Conf{dsl.MaxSpoutPending: 4})
-			spout := b.Spout("spout", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Num] { return src }))
+			spout := b.Spout("spout", src.Spout())
 			sink := b.Bolt("sink", dsl.AutoAck(func(in Num, _ dsl.Emitter) error {
 				if fail {
 					return errors.New("rejected")
@@ -144,13 +98,13 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 				return nil
 			}))
 			b.Anchored(spout, sink, dsl.Shuffle[Num]())
-			r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
+			r := sheltertest.Start(GinkgoTB(), Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
 
-			Eventually(src.outcomes).Should(Equal(20))
-			Expect(src.verify()).To(Succeed())
+			Eventually(src.Outcomes).Should(HaveLen(20))
+			Expect(src.Verify()).To(Succeed())
 			Eventually(func() int { return r.Stats().Restarts }).Should(BeNumerically(">=", 1), "a callback that panics fails its task")
 			Stop(r)
-			Expect(src.verify()).To(Succeed())
+			Expect(src.Verify()).To(Succeed())
 		},
 		Entry("Ack panics", 3, 0, false),
 		Entry("Nack panics", 0, 3, true),
@@ -167,11 +121,11 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 			return nil
 		}))
 		b.Unanchored(spout, reject, dsl.Shuffle[Num]())
-		Run(Build(b), NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 
 		Eventually(src.Outcomes).Should(HaveLen(2))
-		Expect(AckedIDs(src)).To(Equal([]int{1}))
-		Expect(NackedIDs(src)).To(Equal([]int{2}), "Storm and FsShelter track a spout emit with an id on every edge")
+		Expect(src.Acked()).To(Equal([]int{1}))
+		Expect(src.Nacked()).To(Equal([]int{2}), "Storm and FsShelter track a spout emit with an id on every edge")
 	})
 
 	// Issue 25 changed this expectation: the edge INTO cook is anchored, so
@@ -186,9 +140,9 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 		reject := b.Bolt("reject", dsl.AutoAck(func(Cooked, dsl.Emitter) error { return errors.New("rejected") }))
 		b.Anchored(spout, cook, dsl.Shuffle[Num]())
 		b.Unanchored(cook, reject, dsl.Shuffle[Cooked]())
-		Run(Build(b), NewManualClock().Option())
-		Eventually(func() []int { return NackedIDs(src) }).Should(Equal([]int{1}))
-		Expect(AckedIDs(src)).To(BeEmpty())
+		sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
+		Eventually(src.Nacked).Should(Equal([]int{1}))
+		Expect(src.Acked()).To(BeEmpty())
 	})
 })
 
@@ -196,7 +150,7 @@ var _ = Describe("Edges: bad numbers fail at Build", Label("edges", "dsl-validat
 	DescribeTable("names the key and the value",
 		func(key string, value any, message string) {
 			b := dsl.New("absurd", dsl.Conf{key: value})
-			spout := b.Spout("numbers", CountTo(1))
+			spout := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 			b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 			verr := validationError(b)
 			Expect(verr.Problems).To(ContainElement(ContainSubstring(message)))
@@ -213,7 +167,7 @@ var _ = Describe("Edges: bad numbers fail at Build", Label("edges", "dsl-validat
 
 	It("rejects a parallelism that would spawn millions of tasks", func() {
 		b := dsl.New("absurd", nil)
-		spout := b.Spout("numbers", CountTo(1), dsl.Parallelism(1<<30))
+		spout := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout(), dsl.Parallelism(1<<30))
 		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 		Expect(validationError(b).Problems).To(ContainElement(`component "numbers" has parallelism 1073741824; it must be at most 4096`))
 	})
@@ -226,8 +180,8 @@ var _ = Describe("Edges: bad numbers fail at Build", Label("edges", "dsl-validat
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		r := Run(Build(b))
-		Eventually(func() []int { return AckedIDs(src) }).Should(HaveLen(100))
+		r := sheltertest.Start(GinkgoTB(), Build(b))
+		Eventually(func() []int { return src.Acked() }).Should(HaveLen(100))
 		runtime.ReadMemStats(&after)
 		Expect(after.HeapAlloc).To(BeNumerically("<", before.HeapAlloc+64<<20), "four spout tasks with an 'unlimited' max pending")
 		Stop(r)
@@ -241,24 +195,24 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 		values chan Num
 		calls  atomic.Int32
 	}
-	newFeed := func() *feed {
-		f := &feed{values: make(chan Num)}
-		DeferCleanup(func() { close(f.values) })
-		return f
-	}
+	newFeed := func() *feed { return &feed{values: make(chan Num)} }
+	// release ends the source's wait; registered after sheltertest.Start, it
+	// runs before Start's stop does (cleanups run last registered first).
+	release := func(f *feed) { DeferCleanup(func() { close(f.values) }) }
 
 	It("delivers a slow source's tuple once the flush interval has passed, not after a batch of Next calls", func() {
 		f := newFeed()
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("slow-source", dsl.Conf{dsl.BatchFlushInterval: 5})
 		spout := b.Spout("spout", dsl.Unreliable(func() (Num, bool) {
 			f.calls.Add(1)
 			v, ok := <-f.values
 			return v, ok
 		}))
-		b.Anchored(spout, b.Bolt("sink", CaptureBolt(got)), dsl.Shuffle[Num]())
+		b.Anchored(spout, b.Bolt("sink", got.Bolt()), dsl.Shuffle[Num]())
 		clk := NewManualClock()
-		Run(Build(b), clk.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
+		release(f)
 
 		for n := 1; n <= 3; n++ {
 			Eventually(f.calls.Load).Should(Equal(int32(n)), "Next %d is waiting for data", n)
@@ -279,7 +233,8 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 		}, func(int) { acked.Add(1) }, func(int) {}))
 		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 		clk := NewManualClock()
-		Run(Build(b), clk.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
+		release(f)
 
 		for n := 1; n <= 6; n++ {
 			Eventually(f.calls.Load).Should(Equal(int32(n)), "Next %d is waiting for data", n)
@@ -300,7 +255,7 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 	It("keeps executing inputs when tick work takes longer than the tick period", Label("tick"), func() {
 		clk := NewManualClock()
 		var ticks atomic.Int32
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("slow-ticks", dsl.Conf{dsl.TickFrequency: 10 * time.Millisecond})
 		n := 0 // touched only by the spout's task
 		spout := b.Spout("spout", dsl.Unreliable(func() (Num, bool) {
@@ -310,15 +265,14 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 			n++
 			return Num{N: n}, true
 		}))
-		sink := b.Bolt("sink", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-			got.Created(info)
-			return &slowTicker{deliveries: got, info: info, work: func() {
+		sink := b.Bolt("sink", got.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
+			return &slowTicker{work: func() {
 				ticks.Add(1)
 				clk.Advance(15 * time.Millisecond) // a tick's work outlasts the period
 			}}
 		}))
 		b.Anchored(spout, sink, dsl.Shuffle[Num]())
-		Run(Build(b), clk.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
 		clk.Advance(10 * time.Millisecond)
 
 		Eventually(got.Len).Should(Equal(500), "inputs keep flowing between ticks")
@@ -326,15 +280,11 @@ var _ = Describe("Edges: live under slow sources and slow ticks", Label("edges",
 	})
 })
 
-// slowTicker records inputs and does work on every tick.
-type slowTicker struct {
-	deliveries *Deliveries[Num]
-	info       dsl.TaskInfo
-	work       func()
-}
+// slowTicker acks inputs and does work on every tick.
+type slowTicker struct{ work func() }
 
-func (s *slowTicker) Execute(in Num, _ dsl.Emitter) error {
-	s.deliveries.Add(s.info, in)
+func (s *slowTicker) Execute(_ Num, input dsl.Tuple, c dsl.Collector) error {
+	c.Ack(input)
 	return nil
 }
 
@@ -343,18 +293,15 @@ func (s *slowTicker) Tick(dsl.Tick, dsl.Collector) error {
 	return nil
 }
 
-// gate blocks callers until it is opened; a spec's cleanup opens it so nothing
-// stays blocked.
+// gate blocks callers until it is opened. A spec opens it in a cleanup it
+// registers after sheltertest.Start, so that nothing stays blocked when Start's
+// cleanup stops the topology (cleanups run last registered first).
 type gate struct {
 	once sync.Once
 	ch   chan struct{}
 }
 
-func newGate() *gate {
-	g := &gate{ch: make(chan struct{})}
-	DeferCleanup(g.open)
-	return g
-}
+func newGate() *gate { return &gate{ch: make(chan struct{})} }
 
 func (g *gate) wait() { <-g.ch }
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
@@ -380,7 +327,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		}))
 		sink := b.Bolt("sink", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Num] {
 			incarnation := bolts.Add(1)
-			return HandlerFunc[Num](func(in Num, _ dsl.Emitter) error {
+			return sheltertest.HandlerFunc[Num](func(in Num, _ dsl.Emitter) error {
 				if in.N == -1 && incarnation > 1 {
 					activations.Add(1)
 					stuck.wait() // blocks on its activation tuple after the restart
@@ -389,7 +336,8 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 			})
 		}), dsl.LifecycleTuples(Num{N: -1}, nil))
 		b.Anchored(spout, sink, dsl.Shuffle[Num]())
-		r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 5), supervision.WithDrainTimeout(time.Hour))
+		r := sheltertest.Start(GinkgoTB(), Build(b), Restarts(time.Millisecond, time.Millisecond, 5), supervision.WithDrainTimeout(time.Hour))
+		DeferCleanup(stuck.open)
 		Eventually(activations.Load).Should(Equal(int32(1)), "the restarted bolt is stuck activating")
 
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -408,7 +356,8 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		b := dsl.New("stuck-bolt", nil)
 		spout := b.Spout("spout", CountTo(1))
 		b.Anchored(spout, b.Bolt("wedged", dsl.AutoAck(func(Num, dsl.Emitter) error { blocked.wait(); return nil })), dsl.Shuffle[Num]())
-		r := Run(Build(b), supervision.WithDrainTimeout(100*time.Millisecond))
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithDrainTimeout(100*time.Millisecond))
+		DeferCleanup(blocked.open)
 		Eventually(func() int64 { return r.Stats().Components["wedged"].Executed + int64(r.Stats().InFlight) }).Should(BeNumerically(">", 0))
 
 		var err error
@@ -433,7 +382,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 			got.Store(r.Stop(context.Background()))
 			return nil
 		})), dsl.Shuffle[Num]())
-		r = Run(Build(b))
+		r = sheltertest.Start(GinkgoTB(), Build(b))
 		ready.Done()
 		Eventually(r.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
 		Expect(got.Load()).To(MatchError(supervision.ErrStopping))
@@ -444,7 +393,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		var r *supervision.Running
 		var stopErr atomic.Value
 		started := make(chan struct{})
-		r = Run(Build(idleBuilder()), supervision.WithEvents(func(e supervision.Event) {
+		r = sheltertest.Start(GinkgoTB(), Build(idleBuilder()), supervision.WithEvents(func(e supervision.Event) {
 			switch e.Kind {
 			case supervision.Started:
 				<-started
@@ -482,7 +431,6 @@ var _ = Describe("Edges: a failure drains before the restart (scenario F, better
 		const base = 10 * time.Millisecond
 		src := sheltertest.NewSource(Num{N: 1}, Num{N: 2})
 		hold := newHolder()
-		DeferCleanup(hold.releaseAll)
 		alarm := &failSwitch{}
 		b := dsl.New("drain-on-failure", dsl.Conf{dsl.MessageTimeout: time.Hour})
 		b.Streams(Beat{})
@@ -496,8 +444,9 @@ var _ = Describe("Edges: a failure drains before the restart (scenario F, better
 		b.Unanchored(beats, b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil })), dsl.Shuffle[Beat]())
 		topo := Build(b)
 		clk, events, trace := NewManualClock(), newEventLog(), NewTrace()
-		Run(topo, clk.Option(), trace.Option(), supervision.WithEvents(events.record),
+		sheltertest.Start(GinkgoTB(), topo, clk.Option(), trace.Option(), supervision.WithEvents(events.record),
 			supervision.WithRestarts(supervision.Restarts{Base: base, Cap: base, StablePeriod: time.Hour}))
+		DeferCleanup(hold.releaseAll)
 		events.next(supervision.Started)
 		Eventually(hold.count).Should(Equal(2), "both messages are held in flight")
 
@@ -506,19 +455,19 @@ var _ = Describe("Edges: a failure drains before the restart (scenario F, better
 		events.next(supervision.Failed)
 		restarting := events.next(supervision.Restarting)
 		Eventually(func() int { return trace.Count(FromComponent("source"), KindIs("Deactivate")) }).Should(Equal(1))
-		Expect(NackedIDs(src)).To(BeEmpty(), "nothing is nacked at the failure")
+		Expect(src.Nacked()).To(BeEmpty(), "nothing is nacked at the failure")
 
 		By("during the back-off a held tree completes, and the spout hears its ack")
 		hold.release(taskIDs(topo, "hold")[0])
-		Eventually(func() []int { return AckedIDs(src) }).Should(HaveLen(1))
+		Eventually(func() []int { return src.Acked() }).Should(HaveLen(1))
 		Consistently(events.ch).ShouldNot(Receive(), "no restart before the back-off ends")
 
 		By("when the back-off ends, what is still open is nacked once, then the new incarnation starts")
 		clk.Advance(restarting.Delay)
 		Expect(events.next(supervision.Started).Incarnation).To(Equal(2))
-		Expect(AckedIDs(src)).To(HaveLen(1))
-		Expect(NackedIDs(src)).To(HaveLen(1))
-		Expect(append(AckedIDs(src), NackedIDs(src)...)).To(ConsistOf(1, 2))
+		Expect(src.Acked()).To(HaveLen(1))
+		Expect(src.Nacked()).To(HaveLen(1))
+		Expect(append(src.Acked(), src.Nacked()...)).To(ConsistOf(1, 2))
 		Expect(src.Verify()).To(Succeed())
 
 		By("in that order: the spout deactivated, the Ack, the stop that abandons (nacks) the rest, the new activation")
@@ -543,23 +492,23 @@ func indexOf(steps []string, s string) int {
 var _ = Describe("Edges: the pins", Label("edges"), func() {
 	It("drains at most the message timeout by default", Label("lifecycle"), func() {
 		hold := newHolder()
-		DeferCleanup(hold.releaseAll)
 		src := sheltertest.NewSource(Num{N: 1})
 		b := dsl.New("drain-default", dsl.Conf{dsl.MessageTimeout: 300 * time.Millisecond})
 		spout := b.Spout("source", src.Spout())
 		b.Anchored(spout, b.Bolt("hold", dsl.Manual(hold.handler)), dsl.Shuffle[Num]())
-		r := Run(Build(b))
+		r := sheltertest.Start(GinkgoTB(), Build(b))
+		DeferCleanup(hold.releaseAll)
 		Eventually(hold.count).Should(Equal(1))
 		start := time.Now()
 		Stop(r)
 		Expect(time.Since(start)).To(BeNumerically(">=", 300*time.Millisecond), "the drain waited for the tree in flight")
 		Expect(time.Since(start)).To(BeNumerically("<", Scaled(5*time.Second)), "and no longer than the message timeout")
-		Expect(NackedIDs(src)).To(Equal([]int{1}))
+		Expect(src.Nacked()).To(Equal([]int{1}))
 	})
 
 	It("stops spouts, then bolts, then ackers, then the system task", Label("lifecycle"), func() {
 		trace := NewTrace()
-		r := Run(Build(idleBuilder()), trace.Option(), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(idleBuilder()), trace.Option(), NewManualClock().Option())
 		Stop(r)
 		var order []string
 		for _, e := range trace.Events(KindIs("Stop")) {
@@ -575,7 +524,7 @@ var _ = Describe("Edges: the pins", Label("edges"), func() {
 		b := dsl.New("rotation", dsl.Conf{dsl.MessageTimeout: 10, dsl.AckerTasks: 1})
 		spout := b.Spout("spout", CountTo(0), dsl.Parallelism(2))
 		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
-		Run(Build(b), clk.Option(), trace.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option(), trace.Option())
 		clk.Advance(5 * time.Second)
 		Eventually(func() int { return trace.Count(FromComponent("spout"), KindIs("Tick")) }).Should(Equal(2))
 		Eventually(func() int { return trace.Count(FromComponent("__acker"), KindIs("Tick")) }).Should(Equal(1))
@@ -591,7 +540,7 @@ var _ = Describe("Edges: the pins", Label("edges"), func() {
 				return func() (Beat, bool) { return Beat{N: int(n.Add(1))}, true }
 			}), dsl.Parallelism(2))
 			b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil }), dsl.Parallelism(2)), dsl.Shuffle[Beat]())
-			r := Run(Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
+			r := sheltertest.Start(GinkgoTB(), Build(b), Restarts(time.Millisecond, time.Millisecond, 10))
 			for restarts := 1; restarts <= 2; restarts++ {
 				Eventually(sw.count).Should(BeNumerically(">", 0))
 				sw.failAll(errors.New("restart under load"))

@@ -177,11 +177,11 @@ var _ = Describe("A shell spout's lifecycle commands", Label("fidelity", "multil
 		logsOpt, logs := ObserveLogs()
 		b := dsl.New("ml-activate", dsl.Conf{dsl.MaxSpoutPending: 4})
 		numbers := b.Spout("numbers", multilang.Spout[MLLine](python("lifecycle_spout.py", "3")))
-		got := NewDeliveries[MLLine]()
-		b.Anchored(numbers, b.Bolt("sink", CaptureBolt(got)), dsl.Shuffle[MLLine]())
+		got := new(sheltertest.Recorder[MLLine])
+		b.Anchored(numbers, b.Bolt("sink", got.Bolt()), dsl.Shuffle[MLLine]())
 		// On the manual clock a spout with nothing more to emit is not asked
 		// again: the child sees exactly its three emitting nexts and one more.
-		r := Run(Build(b), logsOpt, NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), logsOpt, NewManualClock().Option())
 		Eventually(got.Len).WithTimeout(Scaled(10 * time.Second)).Should(Equal(3))
 		lifecycle := func() []string {
 			var out []string

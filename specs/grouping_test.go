@@ -2,6 +2,7 @@ package specs_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -61,13 +62,13 @@ func taskIDs(topo *dsl.Topology, id string) []int {
 
 var _ = Describe("Shuffle grouping", Label("grouping-shuffle"), func() {
 	It("spreads a spout's tuples evenly over the bolt's tasks", func() {
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("shuffle", nil)
 		spout := b.Spout("numbers", CountTo(40))
-		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(4))
+		bolt := b.Bolt("workers", got.Bolt(), dsl.Parallelism(4))
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
 		topo := Build(b)
-		Run(topo, NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(40))
 		byTask := got.ByTask()
@@ -76,8 +77,8 @@ var _ = Describe("Shuffle grouping", Label("grouping-shuffle"), func() {
 			Expect(byTask[task]).To(HaveLen(10), "task %d", task)
 		}
 		var all []int
-		for _, d := range got.All() {
-			all = append(all, d.Value.N)
+		for _, v := range got.All() {
+			all = append(all, v.N)
 		}
 		slices.Sort(all)
 		Expect(all).To(Equal(seq(1, 40)), "every tuple delivered exactly once")
@@ -88,13 +89,13 @@ var _ = Describe("Local-or-shuffle and none groupings", Label("grouping-shuffle"
 	DescribeTable("spread a spout's tuples evenly over the bolt's tasks, as shuffle does (every task is local)",
 		func(g dsl.Grouping, kind string) {
 			Expect(g.Kind).To(Equal(kind))
-			got := NewDeliveries[Num]()
+			got := new(sheltertest.Recorder[Num])
 			b := dsl.New("shuffle-like", nil)
 			spout := b.Spout("numbers", CountTo(40))
-			bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(4))
+			bolt := b.Bolt("workers", got.Bolt(), dsl.Parallelism(4))
 			b.Anchored(spout, bolt, g)
 			topo := Build(b)
-			Run(topo, NewManualClock().Option())
+			sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 			Eventually(got.Len).Should(Equal(40))
 			byTask := got.ByTask()
@@ -111,20 +112,22 @@ var _ = Describe("Fields grouping", Label("grouping-fields"), func() {
 	keys := []string{"apple", "banana", "cherry", "date", "elder", "fig", "grape", "hazel"}
 
 	It("always sends the same key to the same task", func() {
-		got := NewDeliveries[KeyedNum]()
+		got := new(sheltertest.Recorder[KeyedNum])
 		b := dsl.New("fields", nil)
 		spout := b.Spout("keys", keyedSpout(keys, 5), dsl.Parallelism(2))
-		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(4))
+		bolt := b.Bolt("workers", got.Bolt(), dsl.Parallelism(4))
 		b.Anchored(spout, bolt, dsl.Fields(func(k KeyedNum) string { return k.Key }, "Key"))
-		Run(Build(b), NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(2 * len(keys) * 5))
 		taskOf := map[string]int{}
-		for _, d := range got.All() {
-			if task, seen := taskOf[d.Value.Key]; seen {
-				Expect(d.Task).To(Equal(task), "key %q", d.Value.Key)
+		for task, inputs := range got.ByTask() {
+			for _, k := range inputs {
+				if other, seen := taskOf[k.Key]; seen {
+					Expect(task).To(Equal(other), "key %q", k.Key)
+				}
+				taskOf[k.Key] = task
 			}
-			taskOf[d.Value.Key] = d.Task
 		}
 		Expect(taskOf).To(HaveLen(len(keys)))
 	})
@@ -133,29 +136,33 @@ var _ = Describe("Fields grouping", Label("grouping-fields"), func() {
 		// The index is HashKey(key) mod parallelism, with an FNV-1a hash of the
 		// string: the same in every process, unlike Go's seeded map hash.
 		expected := map[string]int{"apple": 3, "banana": 0, "cherry": 0, "date": 1}
-		got := NewDeliveries[KeyedNum]()
+		got := new(sheltertest.Recorder[KeyedNum])
 		b := dsl.New("fields-stable", nil)
 		spout := b.Spout("keys", keyedSpout([]string{"apple", "banana", "cherry", "date"}, 1))
-		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(4))
+		bolt := b.Bolt("workers", got.Bolt(), dsl.Parallelism(4))
 		b.Anchored(spout, bolt, dsl.Fields(func(k KeyedNum) string { return k.Key }, "Key"))
-		Run(Build(b), NewManualClock().Option())
+		topo := Build(b)
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(4))
-		for _, d := range got.All() {
-			Expect(d.Index).To(Equal(expected[d.Value.Key]), "key %q", d.Value.Key)
+		byTask := got.ByTask()
+		for index, task := range taskIDs(topo, "workers") {
+			for _, k := range byTask[task] {
+				Expect(index).To(Equal(expected[k.Key]), "key %q", k.Key)
+			}
 		}
 	})
 })
 
 var _ = Describe("All grouping", Label("grouping-all"), func() {
 	It("delivers every tuple to every task", func() {
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("all", nil)
 		spout := b.Spout("numbers", CountTo(10))
-		bolt := b.Bolt("everyone", CaptureBolt(got), dsl.Parallelism(3))
+		bolt := b.Bolt("everyone", got.Bolt(), dsl.Parallelism(3))
 		b.Anchored(spout, bolt, dsl.All[Num]())
 		topo := Build(b)
-		Run(topo, NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(30))
 		byTask := got.ByTask()
@@ -171,13 +178,13 @@ var _ = Describe("All grouping", Label("grouping-all"), func() {
 	It("gives each copy its own edge, so the tree completes only when every task acks", func() {
 		src := sheltertest.NewSource(Num{N: 1})
 		hold := newHolder()
-		DeferCleanup(hold.releaseAll)
 		b := dsl.New("all-tree", nil)
 		spout := b.Spout("numbers", src.Spout())
 		bolt := b.Bolt("everyone", dsl.Manual(hold.handler), dsl.Parallelism(3))
 		b.Anchored(spout, bolt, dsl.All[Num]())
 		topo := Build(b)
-		Run(topo, NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
+		DeferCleanup(hold.releaseAll)
 
 		tasks := taskIDs(topo, "everyone")
 		Eventually(hold.count).Should(Equal(3))
@@ -185,16 +192,16 @@ var _ = Describe("All grouping", Label("grouping-all"), func() {
 		hold.release(tasks[1])
 		// FsShelter gives every copy the same id, so the first ack would complete
 		// the tree; here two acks of three leave it open.
-		Consistently(func() []int { return AckedIDs(src) }).Should(BeEmpty())
+		Consistently(func() []int { return src.Acked() }).Should(BeEmpty())
 		hold.release(tasks[2])
-		Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
-		Expect(NackedIDs(src)).To(BeEmpty())
+		Eventually(func() []int { return src.Acked() }).Should(Equal([]int{1}))
+		Expect(src.Nacked()).To(BeEmpty())
 	})
 })
 
 var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 	It("delivers EmitDirect to the chosen task only", func() {
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		var workers []int // set before the topology runs
 		b := dsl.New("direct", nil)
 		b.Streams(Num{})
@@ -203,37 +210,41 @@ var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 			out.EmitDirect(workers[in.N%len(workers)], in)
 			return nil
 		}))
-		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(3))
+		bolt := b.Bolt("workers", got.Bolt(), dsl.Parallelism(3))
 		b.Anchored(spout, dispatch, dsl.Shuffle[Num]())
 		b.Anchored(dispatch, bolt, dsl.Direct[Num]())
 		topo := Build(b)
 		workers = taskIDs(topo, "workers")
-		Run(topo, NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(12))
-		for _, d := range got.All() {
-			Expect(d.Task).To(Equal(workers[d.Value.N%3]), "tuple %d", d.Value.N)
+		for task, inputs := range got.ByTask() {
+			for _, v := range inputs {
+				Expect(task).To(Equal(workers[v.N%3]), "tuple %d", v.N)
+			}
 		}
 	})
 
 	It("delivers a reliable Go spout's messages to the task its Source names, and acks their trees", func() {
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		src := &directNums{total: 12}
 		b := dsl.New("direct-spout", nil)
 		spout := b.Spout("numbers", dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[int, Num] {
 			src.workers = info.Model.Component("workers").Tasks
 			return src
 		}))
-		bolt := b.Bolt("workers", CaptureBolt(got), dsl.Parallelism(3))
+		bolt := b.Bolt("workers", got.Bolt(), dsl.Parallelism(3))
 		b.Anchored(spout, bolt, dsl.Direct[Num]())
 		topo := Build(b)
 		workers := taskIDs(topo, "workers")
-		Run(topo, NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 		Eventually(src.outcomes).Should(Equal("acked 12 nacked 0"))
 		Expect(got.Len()).To(Equal(12))
-		for _, d := range got.All() {
-			Expect(d.Task).To(Equal(workers[d.Value.N%3]), "tuple %d", d.Value.N)
+		for task, inputs := range got.ByTask() {
+			for _, v := range inputs {
+				Expect(task).To(Equal(workers[v.N%3]), "tuple %d", v.N)
+			}
 		}
 	})
 
@@ -241,10 +252,10 @@ var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 		src := sheltertest.NewSource(Num{N: 1}, Num{N: 2})
 		b := dsl.New("direct-spout-misuse", nil)
 		spout := b.Spout("numbers", src.Spout())
-		b.Anchored(spout, b.Bolt("workers", CaptureBolt(NewDeliveries[Num]()), dsl.Parallelism(2)), dsl.Direct[Num]())
+		b.Anchored(spout, b.Bolt("workers", new(sheltertest.Recorder[Num]).Bolt(), dsl.Parallelism(2)), dsl.Direct[Num]())
 		logs, observed := ObserveLogs()
-		r := Run(Build(b), NewManualClock().Option(), supervision.WithoutRestarts(), logs)
-		Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(1, 2), "both messages fail")
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), supervision.WithoutRestarts(), logs)
+		Eventually(func() []int { return src.Nacked() }).Should(ConsistOf(1, 2), "both messages fail")
 		Expect(src.Verify()).To(Succeed())
 		Expect(r.Done()).NotTo(BeClosed(), "the spout goes on")
 		failures := observed.FilterMessage("spout could not emit; the message fails")
@@ -262,15 +273,15 @@ var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 				emit(out, in)
 				return nil
 			}))
-			sink := b.Bolt("sink", CaptureBolt(NewDeliveries[Num]()), dsl.Parallelism(2))
+			sink := b.Bolt("sink", new(sheltertest.Recorder[Num]).Bolt(), dsl.Parallelism(2))
 			b.Anchored(spout, misuser, dsl.Shuffle[Num]())
 			b.Anchored(misuser, sink, grouping)
 			topo := Build(b)
 			logs, observed := ObserveLogs()
-			Run(topo, NewManualClock().Option(), logs)
+			sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option(), logs)
 
-			Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(1, 2), "both inputs fail, so both messages are nacked")
-			Expect(AckedIDs(src)).To(BeEmpty())
+			Eventually(func() []int { return src.Nacked() }).Should(ConsistOf(1, 2), "both inputs fail, so both messages are nacked")
+			Expect(src.Acked()).To(BeEmpty())
 			failures := observed.FilterMessage("bolt failed its input").FilterField(zap.String("component", "misuser"))
 			Expect(failures.Len()).To(Equal(2))
 			for _, entry := range failures.All() {
@@ -292,20 +303,23 @@ var _ = Describe("Direct grouping", Label("grouping-direct"), func() {
 
 var _ = Describe("Global grouping", Label("grouping-global"), func() {
 	It("sends every tuple to the bolt's task with the lowest id", func() {
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("global", nil)
 		spout := b.Spout("numbers", CountTo(10), dsl.Parallelism(2))
-		bolt := b.Bolt("single", CaptureBolt(got), dsl.Parallelism(3))
+		bolt := b.Bolt("single", got.Bolt(), dsl.Parallelism(3))
 		b.Anchored(spout, bolt, dsl.Global[Num]())
 		topo := Build(b)
-		Run(topo, NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 		Eventually(got.Len).Should(Equal(20))
-		Expect(got.CreatedTasks()).To(HaveLen(3))
-		lowest := slices.Min(got.CreatedTasks())
+		byTask := got.ByTask()
+		Expect(byTask).To(HaveLen(3), "every task was created")
+		lowest := slices.Min(slices.Collect(maps.Keys(byTask)))
 		Expect(lowest).To(Equal(taskIDs(topo, "single")[0]))
-		for _, d := range got.All() {
-			Expect(d.Task).To(Equal(lowest))
+		for task, inputs := range byTask {
+			if task != lowest {
+				Expect(inputs).To(BeEmpty(), "task %d", task)
+			}
 		}
 	})
 })
@@ -334,7 +348,7 @@ type holder struct {
 func newHolder() *holder { return &holder{held: map[int]func(){}} }
 
 func (h *holder) handler(info dsl.TaskInfo) dsl.ManualHandler[Num] {
-	return ManualFunc[Num](func(_ Num, input dsl.Tuple, _ dsl.Collector) error {
+	return sheltertest.ManualFunc[Num](func(_ Num, input dsl.Tuple, _ dsl.Collector) error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		// Ack on the task's own goroutine when released.

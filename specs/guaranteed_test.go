@@ -179,7 +179,7 @@ func newGPHolder[In any]() *gpHolder[In] { return &gpHolder[In]{held: make(chan 
 
 func (h *gpHolder[In]) spec() *dsl.BoltSpec {
 	return dsl.Manual(func(info dsl.TaskInfo) dsl.ManualHandler[In] {
-		return ManualFunc[In](func(_ In, input dsl.Tuple, _ dsl.Collector) error {
+		return sheltertest.ManualFunc[In](func(_ In, input dsl.Tuple, _ dsl.Collector) error {
 			h.held <- gpHeld{in: input, post: info.Post}
 			h.received.Add(1)
 			return nil
@@ -252,12 +252,12 @@ var _ = Describe("Scenario B: reliable tuple flow", Label("scenario-B"), func() 
 		spoutTask, aTask := gpTasks(topo, "spout")[0], gpTasks(topo, "a")[0]
 
 		trace := NewTrace()
-		r := Run(topo, trace.Option(), NewManualClock().Option(),
+		r := sheltertest.Start(GinkgoTB(), topo, trace.Option(), NewManualClock().Option(),
 			gpWithIDs(map[int][]uint64{spoutTask: {aid, 100}, aTask: {200}}))
 
-		Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
+		Eventually(func() []int { return src.Acked() }).Should(Equal([]int{1}))
 		Expect(gpSteps(trace, aid)).To(Equal(gpLinearTable(aid, spoutTask)))
-		Expect(NackedIDs(src)).To(BeEmpty())
+		Expect(src.Nacked()).To(BeEmpty())
 		Expect(trace.Events(FromComponent("spout"), Inbound, KindIs("Ack"))).To(HaveLen(1))
 		Stop(r)
 	})
@@ -281,16 +281,16 @@ var _ = Describe("Scenario B: reliable tuple flow", Label("scenario-B"), func() 
 		spoutTask, aTask := gpTasks(topo, "spout")[0], gpTasks(topo, "a")[0]
 
 		trace := NewTrace()
-		r := Run(topo, trace.Option(), NewManualClock().Option(),
+		r := sheltertest.Start(GinkgoTB(), topo, trace.Option(), NewManualClock().Option(),
 			gpWithIDs(map[int][]uint64{spoutTask: {aid, 100}, aTask: {200, 300}}))
 
 		table := gpFanOutTable(aid, spoutTask)
 		Eventually(func() []AckerStep { return gpSteps(trace, aid) }).Should(Equal(table[:6]), "B acks while C holds")
-		Expect(AckedIDs(src)).To(BeEmpty())
+		Expect(src.Acked()).To(BeEmpty())
 		hold.release(true)
-		Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
+		Eventually(func() []int { return src.Acked() }).Should(Equal([]int{1}))
 		Expect(gpSteps(trace, aid)).To(Equal(table))
-		Expect(NackedIDs(src)).To(BeEmpty())
+		Expect(src.Nacked()).To(BeEmpty())
 		Stop(r)
 	})
 })
@@ -329,7 +329,7 @@ var _ = Describe("Scenario C: spout backpressure", Label("scenario-C"), func() {
 			}
 		}
 		clk := NewManualClock()
-		r := Run(topo, supervision.WithTrace(record), clk.Option())
+		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithTrace(record), clk.Option())
 		emitted := func() int { return trace.Count(FromComponent("spout"), KindIs("Emit")) }
 
 		By("filling every spout task up to max pending, then stopping")
@@ -348,7 +348,7 @@ var _ = Describe("Scenario C: spout backpressure", Label("scenario-C"), func() {
 		for released := 1; released < total; released++ {
 			hold.release(released%5 != 0) // some fail: a nack frees the slot too
 		}
-		Eventually(func() int { return len(AckedIDs(src)) + len(NackedIDs(src)) }).Should(Equal(total))
+		Eventually(func() int { return len(src.Acked()) + len(src.Nacked()) }).Should(Equal(total))
 		Stop(r)
 		mu.Lock()
 		defer mu.Unlock()
@@ -427,7 +427,7 @@ var _ = Describe("Scenario D: tuple timeout and nack", Label("scenario-D"), func
 			start := clk.Now()
 			ticks := &gpTickLog{clk: clk}
 			trace := NewTrace()
-			r := Run(topo, clk.Option(), supervision.WithTrace(func(e Event) {
+			r := sheltertest.Start(GinkgoTB(), topo, clk.Option(), supervision.WithTrace(func(e Event) {
 				trace.Record(e)
 				ticks.record(e)
 			}))
@@ -455,8 +455,8 @@ var _ = Describe("Scenario D: tuple timeout and nack", Label("scenario-D"), func
 			Expect(age).To(BeNumerically("<=", gpTimeout*3/2))
 			Expect(age).To(Equal(wantAge))
 
-			Eventually(func() []int { return NackedIDs(src) }).Should(Equal([]int{1}))
-			Expect(AckedIDs(src)).To(BeEmpty())
+			Eventually(func() []int { return src.Nacked() }).Should(Equal([]int{1}))
+			Expect(src.Acked()).To(BeEmpty())
 			Expect(r.Stats().Components[gpAcker].Expired).To(Equal(int64(1)))
 			Expect(trace.Events(FromComponent("spout"), Inbound, KindIs("Nack"))).To(HaveLen(1))
 
@@ -464,7 +464,7 @@ var _ = Describe("Scenario D: tuple timeout and nack", Label("scenario-D"), func
 			late := hold.release(true)
 			Eventually(func() []AckerStep { return gpSteps(trace, late.ID.Root) }).Should(HaveLen(3))
 			Expect(gpSteps(trace, late.ID.Root)[2].Outcome).To(Equal(""))
-			Expect(AckedIDs(src)).To(BeEmpty())
+			Expect(src.Acked()).To(BeEmpty())
 			Stop(r)
 		},
 		Entry("tracked right after activation: expires at the latest bound, 1.5 x timeout", time.Duration(0), gpTimeout*3/2),
@@ -485,10 +485,10 @@ var _ = Describe("Scenario E: bolt failure", Label("scenario-E"), func() {
 			logOpt, logs := ObserveLogs()
 			clk := NewManualClock()
 			trace := NewTrace()
-			r := Run(topo, trace.Option(), clk.Option(), logOpt)
+			r := sheltertest.Start(GinkgoTB(), topo, trace.Option(), clk.Option(), logOpt)
 
-			Eventually(func() []int { return NackedIDs(src) }).Should(Equal([]int{1}))
-			Expect(AckedIDs(src)).To(BeEmpty())
+			Eventually(func() []int { return src.Nacked() }).Should(Equal([]int{1}))
+			Expect(src.Acked()).To(BeEmpty())
 			Expect(clk.Now()).To(Equal(NewManualClock().Now()), "no time passed: not a timeout")
 			root := gpRootOf(trace, "spout", Num{N: 1})
 			steps := gpSteps(trace, root)
@@ -525,9 +525,9 @@ var _ = Describe("Scenario E: bolt failure", Label("scenario-E"), func() {
 		b.Anchored(spout, split, dsl.Shuffle[Num]())
 		b.Anchored(split, sink, dsl.Shuffle[GPPart]())
 		trace := NewTrace()
-		r := Run(Build(b), trace.Option(), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), trace.Option(), NewManualClock().Option())
 
-		Eventually(func() []int { return NackedIDs(src) }).Should(Equal([]int{1}))
+		Eventually(func() []int { return src.Nacked() }).Should(Equal([]int{1}))
 		Eventually(hold.Received).Should(Equal(1))
 		late := hold.release(true)
 		// Track, Anchor (spout -> split), Anchor (split -> hold), Fail, then the late Ok.
@@ -537,8 +537,8 @@ var _ = Describe("Scenario E: bolt failure", Label("scenario-E"), func() {
 		Expect(steps[3].Outcome).To(Equal("failed"))
 		Expect([]any{steps[4].Op, steps[4].Root, steps[4].Edge}).To(Equal([]any{"Ok", late.ID.Root, late.ID.Edge}))
 		Expect(steps[4].Outcome).To(Equal(""), "the late ack of a failed tree is ignored")
-		Expect(AckedIDs(src)).To(BeEmpty())
-		Expect(NackedIDs(src)).To(Equal([]int{1}))
+		Expect(src.Acked()).To(BeEmpty())
+		Expect(src.Nacked()).To(Equal([]int{1}))
 		Stop(r)
 	})
 })
@@ -576,10 +576,10 @@ var _ = Describe("The acker", Label("acker"), func() {
 		logOpt, logs := ObserveLogs()
 		clk := NewManualClock()
 		trace := NewTrace()
-		r := Run(Build(b), trace.Option(), clk.Option(), logOpt)
+		r := sheltertest.Start(GinkgoTB(), Build(b), trace.Option(), clk.Option(), logOpt)
 
-		Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(3, 4, 5))
-		Expect(AckedIDs(src)).To(BeEmpty())
+		Eventually(func() []int { return src.Nacked() }).Should(ConsistOf(3, 4, 5))
+		Expect(src.Acked()).To(BeEmpty())
 		var refused int
 		for _, s := range gpAllSteps(trace) {
 			if s.Outcome == "refused" {
@@ -599,9 +599,9 @@ var _ = Describe("The acker", Label("acker"), func() {
 		for range 5 {
 			hold.release(true)
 		}
-		Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2))
+		Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2))
 		Eventually(func() int { return trace.Count(FromComponent(gpAcker), KindIs("AckerStep")) }).Should(Equal(15))
-		Expect(NackedIDs(src)).To(ConsistOf(3, 4, 5))
+		Expect(src.Nacked()).To(ConsistOf(3, 4, 5))
 		Stop(r)
 	})
 
@@ -614,7 +614,7 @@ var _ = Describe("The acker", Label("acker"), func() {
 			spout := b.Spout("spout", src.Spout())
 			join := b.Bolt("join", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
 				var inputs []dsl.Tuple
-				return ManualFunc[Num](func(_ Num, input dsl.Tuple, c dsl.Collector) error {
+				return sheltertest.ManualFunc[Num](func(_ Num, input dsl.Tuple, c dsl.Collector) error {
 					inputs = append(inputs, input)
 					if len(inputs) == 2 {
 						c.EmitAnchored(inputs, GPPair{A: inputs[0].Value.(Num).N, B: inputs[1].Value.(Num).N})
@@ -629,7 +629,7 @@ var _ = Describe("The acker", Label("acker"), func() {
 			b.Anchored(spout, join, dsl.Shuffle[Num]())
 			b.Anchored(join, sink, dsl.Shuffle[GPPair]())
 			trace := NewTrace()
-			r := Run(Build(b), trace.Option(), NewManualClock().Option())
+			r := sheltertest.Start(GinkgoTB(), Build(b), trace.Option(), NewManualClock().Option())
 
 			Eventually(hold.Received).Should(Equal(1))
 			r1, r2 := gpRootOf(trace, "spout", Num{N: 1}), gpRootOf(trace, "spout", Num{N: 2})
@@ -648,15 +648,15 @@ var _ = Describe("The acker", Label("acker"), func() {
 				Expect(steps[3].Value).To(Equal(edge))
 				Expect(steps[3].Outcome).To(Equal(""))
 			}
-			Expect(AckedIDs(src)).To(BeEmpty())
+			Expect(src.Acked()).To(BeEmpty())
 
 			hold.release(sinkAcks)
 			if sinkAcks {
-				Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2))
-				Expect(NackedIDs(src)).To(BeEmpty())
+				Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2))
+				Expect(src.Nacked()).To(BeEmpty())
 			} else {
-				Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(1, 2))
-				Expect(AckedIDs(src)).To(BeEmpty())
+				Eventually(func() []int { return src.Nacked() }).Should(ConsistOf(1, 2))
+				Expect(src.Acked()).To(BeEmpty())
 			}
 			Stop(r)
 		},
@@ -673,7 +673,7 @@ var _ = Describe("The acker", Label("acker"), func() {
 		each := b.Bolt("each", hold.spec(), dsl.Parallelism(instances))
 		b.Anchored(spout, each, dsl.All[Num]())
 		trace := NewTrace()
-		r := Run(Build(b), trace.Option(), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), trace.Option(), NewManualClock().Option())
 
 		Eventually(hold.Received).Should(Equal(instances))
 		root := gpRootOf(trace, "spout", Num{N: 1})
@@ -692,25 +692,25 @@ var _ = Describe("The acker", Label("acker"), func() {
 			last := gpSteps(trace, root)[instances+acked]
 			Expect(last.Outcome).To(Equal(""), "after %d of %d acks", acked, instances)
 			Expect(last.Value).NotTo(BeZero())
-			Expect(AckedIDs(src)).To(BeEmpty())
+			Expect(src.Acked()).To(BeEmpty())
 		}
 		hold.release(true)
-		Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
+		Eventually(func() []int { return src.Acked() }).Should(Equal([]int{1}))
 		Expect(gpSteps(trace, root)[2*instances].Outcome).To(Equal("complete"))
 		Stop(r)
 	})
 
 	It("tracks a reliable spout's tuple on an unanchored edge too, and acks it when the bolt does", Label("anchoring"), func() {
 		src := sheltertest.NewSource(Num{N: 1})
-		d := NewDeliveries[Num]()
+		d := new(sheltertest.Recorder[Num])
 		b := dsl.New("acker-untracked", nil)
 		spout := b.Spout("spout", src.Spout())
-		sink := b.Bolt("sink", CaptureBolt(d))
+		sink := b.Bolt("sink", d.Bolt())
 		b.Unanchored(spout, sink, dsl.Shuffle[Num]())
 		trace := NewTrace()
-		r := Run(Build(b), trace.Option(), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), trace.Option(), NewManualClock().Option())
 
-		Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
+		Eventually(func() []int { return src.Acked() }).Should(Equal([]int{1}))
 		Eventually(d.Len).Should(Equal(1))
 		steps := gpAllSteps(trace)
 		Expect(steps).To(HaveLen(3), "Storm and FsShelter track a spout emit with an id on every edge")

@@ -82,26 +82,26 @@ var _ = Describe("Optional hooks", Label("kit", "dsl-validation"), func() {
 			Expect(invalid.Problems).To(ContainElement(And(ContainSubstring(component), ContainSubstring(want))))
 		},
 		Entry("an auto-ack handler's Tick without the Collector", `bolt "sink"`, func(b *dsl.Builder) (string, string) {
-			return b.Spout("numbers", CountTo(1)), b.Bolt("sink", dsl.AutoAckFrom(func(dsl.TaskInfo) *tickWithoutCollector { return &tickWithoutCollector{} }))
+			return b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout()), b.Bolt("sink", dsl.AutoAckFrom(func(dsl.TaskInfo) *tickWithoutCollector { return &tickWithoutCollector{} }))
 		}, "Tick(dsl.Tick) error, but tick tuples are delivered only to a method Tick(dsl.Tick, dsl.Collector) error"),
 		Entry("a Tick on the pointer of a handler returned by value", `bolt "sink"`, func(b *dsl.Builder) (string, string) {
-			return b.Spout("numbers", CountTo(1)), b.Bolt("sink", dsl.AutoAckFrom(func(dsl.TaskInfo) tickOnPointer { return tickOnPointer{} }))
+			return b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout()), b.Bolt("sink", dsl.AutoAckFrom(func(dsl.TaskInfo) tickOnPointer { return tickOnPointer{} }))
 		}, "pointer receiver"),
 		Entry("a manual handler's Tick without an error", `bolt "sink"`, func(b *dsl.Builder) (string, string) {
-			return b.Spout("numbers", CountTo(1)), b.Bolt("sink", dsl.Manual(func(dsl.TaskInfo) manualNoError { return manualNoError{} }))
+			return b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout()), b.Bolt("sink", dsl.Manual(func(dsl.TaskInfo) manualNoError { return manualNoError{} }))
 		}, "Tick(dsl.Tick, dsl.Collector), but tick tuples are delivered only to a method Tick(dsl.Tick, dsl.Collector) error"),
 		Entry("a Source's Activate that returns an error", `spout "numbers"`, func(b *dsl.Builder) (string, string) {
-			return b.Spout("numbers", dsl.ReliableFrom(func(dsl.TaskInfo) activateWithError { return activateWithError{} })), b.Bolt("sink", relayNum())
+			return b.Spout("numbers", dsl.ReliableFrom(func(dsl.TaskInfo) activateWithError { return activateWithError{} })), b.Bolt("sink", new(sheltertest.Recorder[Num]).Bolt())
 		}, "Activate() error, but activation is reported only to a method Activate()"),
 		Entry("a Source's DirectTask of a pointer", `spout "numbers"`, func(b *dsl.Builder) (string, string) {
-			return b.Spout("numbers", dsl.ReliableFrom(func(dsl.TaskInfo) directByPointer { return directByPointer{} })), b.Bolt("sink", relayNum())
+			return b.Spout("numbers", dsl.ReliableFrom(func(dsl.TaskInfo) directByPointer { return directByPointer{} })), b.Bolt("sink", new(sheltertest.Recorder[Num]).Bolt())
 		}, "DirectTask(*specs_test.Num) int, but the task of a message is asked only of a method DirectTask(specs_test.Num) int"),
 	)
 
 	It("fails the task at its start, naming the signature, when the constructor returns the interface and hides the type from Build", func() {
 		b := dsl.New("hidden-hook", nil)
 		b.Streams(Num{})
-		spout := b.Spout("numbers", CountTo(1))
+		spout := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 		b.Anchored(spout, b.Bolt("sink", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Num] { return &tickWithoutCollector{} })), dsl.Shuffle[Num]())
 		topo := Build(b) // Build sees only dsl.Handler[Num]
 
@@ -121,7 +121,7 @@ var _ = Describe("Optional hooks", Label("kit", "dsl-validation"), func() {
 		b.Streams(Num{})
 		spout := b.Spout("numbers", dsl.ReliableFrom(func(dsl.TaskInfo) activateOnly { return activateOnly{activated: &activated} }))
 		b.Anchored(spout, b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
-		Run(Build(b))
+		sheltertest.Start(GinkgoTB(), Build(b))
 		Eventually(activated.Load).Should(Equal(int32(1)))
 	})
 

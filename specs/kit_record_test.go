@@ -35,7 +35,7 @@ var _ = Describe("sheltertest.Recorder", Label("kit", "kit-recorder"), func() {
 		b.Unanchored(numbers, b.Bolt("everyone", everyone.Bolt(), dsl.Parallelism(3)), dsl.All[Num]())
 		b.Unanchored(numbers, b.Bolt("lowest", lowest.Bolt(), dsl.Parallelism(3)), dsl.Global[Num]())
 		topo := Build(b)
-		Run(topo, NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 		Expect(everyone.Wait(waitCtx(10*time.Second), 150)).To(Succeed())
 		Expect(lowest.Wait(waitCtx(10*time.Second), 50)).To(Succeed())
@@ -56,7 +56,7 @@ var _ = Describe("sheltertest.Recorder", Label("kit", "kit-recorder"), func() {
 		rec := new(sheltertest.Recorder[Num])
 		b := dsl.New("copies", nil)
 		b.Unanchored(b.Spout("numbers", CountTo(2)), b.Bolt("sink", rec.Bolt()), dsl.Shuffle[Num]())
-		Run(Build(b), NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 		Expect(rec.Wait(waitCtx(10*time.Second), 2)).To(Succeed())
 
 		all, byTask := rec.All(), rec.ByTask()
@@ -74,7 +74,7 @@ var _ = Describe("sheltertest.Recorder", Label("kit", "kit-recorder"), func() {
 		rec := new(sheltertest.Recorder[Num])
 		b := dsl.New("waits", nil)
 		b.Unanchored(b.Spout("numbers", CountTo(5)), b.Bolt("sink", rec.Bolt()), dsl.Shuffle[Num]())
-		Run(Build(b), NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 
 		waited := make(chan error, 1)
 		go func() { waited <- rec.Wait(context.Background(), 5) }() // waits from before the first input
@@ -110,16 +110,16 @@ var _ = Describe("sheltertest.Recorder", Label("kit", "kit-recorder"), func() {
 			})
 		})), dsl.Shuffle[Num]())
 		clk := NewManualClock()
-		r := Run(Build(b), clk.Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
 
 		Expect(rec.Wait(waitCtx(10*time.Second), 6)).To(Succeed())
 		Expect(rec.All()).To(Equal(numRange(1, 6)), "every input, the held and failed ones too")
-		Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(3, 6))
-		Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(1, 4))
+		Eventually(func() []int { return src.Acked() }).Should(ConsistOf(3, 6))
+		Eventually(func() []int { return src.Nacked() }).Should(ConsistOf(1, 4))
 		Expect(held).To(HaveLen(2))
 
 		clk.Advance(45 * time.Second) // the held inputs' trees time out
-		Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(1, 4, 2, 5))
+		Eventually(func() []int { return src.Nacked() }).Should(ConsistOf(1, 4, 2, 5))
 		Expect(sheltertest.WaitIdle(waitCtx(10*time.Second), r)).To(Succeed())
 		Expect(src.Verify()).To(Succeed())
 	})
@@ -133,7 +133,7 @@ var _ = Describe("sheltertest.Recorder", Label("kit", "kit-recorder"), func() {
 			return tickingAcker{ticks}
 		}), dsl.WithConf(dsl.Conf{dsl.TickFrequency: 1})), dsl.Shuffle[Num]())
 		clk := NewManualClock()
-		Run(Build(b), clk.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
 		Expect(rec.Wait(waitCtx(10*time.Second), 2)).To(Succeed())
 
 		clk.Advance(time.Second)
@@ -185,7 +185,7 @@ var _ = Describe("sheltertest.HandlerFunc and ManualFunc", Label("kit", "kit-ada
 		b.Anchored(counter, b.Bolt("pairs", ackPairs), dsl.Shuffle[TaskCount]())
 		b.Unanchored(counter, b.Bolt("record", counted.Bolt()), dsl.Shuffle[TaskCount]())
 		topo := Build(b)
-		Run(topo, NewManualClock().Option())
+		sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
 
 		Expect(counted.Wait(waitCtx(10*time.Second), 8)).To(Succeed())
 		perTask := map[int][]int{}
@@ -194,7 +194,7 @@ var _ = Describe("sheltertest.HandlerFunc and ManualFunc", Label("kit", "kit-ada
 		}
 		tasks := taskIDs(topo, "count")
 		Expect(perTask).To(Equal(map[int][]int{tasks[0]: {1, 2, 3, 4}, tasks[1]: {1, 2, 3, 4}}))
-		Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2, 3, 4))
+		Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2, 3, 4))
 	})
 })
 
@@ -229,7 +229,7 @@ var _ = Describe("sheltertest.Start", Label("kit", "kit-start"), func() {
 		b.Anchored(split, b.Bolt("sink", words.Bolt()), dsl.Shuffle[MLWord]())
 		r := sheltertest.Start(t, Build(b))
 		Expect(words.Wait(waitCtx(10*time.Second), 6)).To(Succeed())
-		Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2))
+		Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2))
 
 		t.end()
 		Expect(r.Done()).To(BeClosed())

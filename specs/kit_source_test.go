@@ -43,7 +43,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 	It("WaitIdle returns only once every message is handed out and settled", Label("wait"), func() {
 		for run := 1; run <= 20; run++ {
 			src := sheltertest.NewSource(gpNums(1, 300)...)
-			r := Run(kitChain("recipe", src, dsl.Conf{dsl.MaxSpoutPending: 1}, acceptNum), NewManualClock().Option())
+			r := sheltertest.Start(GinkgoTB(), kitChain("recipe", src, dsl.Conf{dsl.MaxSpoutPending: 1}, acceptNum), NewManualClock().Option())
 			Expect(sheltertest.WaitIdle(kitCtx(), r)).To(Succeed())
 			Expect(src.Acked()).To(HaveLen(300), "run %d: WaitIdle returned early", run)
 			Expect(src.Verify()).To(Succeed(), "run %d", run)
@@ -58,7 +58,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 			<-release
 			return nil
 		}))
-		r := Run(kitChain("blocked-next", src, nil, acceptNum), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), kitChain("blocked-next", src, nil, acceptNum), NewManualClock().Option())
 		<-blocked
 		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
@@ -76,7 +76,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 
 	It("a generated source feeds its n values to every task, each acked once, within max pending", Label("source"), func() {
 		src := sheltertest.Generate(200, func(i int) Num { return Num{N: i} })
-		r := Run(kitChain("generated", src, dsl.Conf{dsl.MaxSpoutPending: 2}, acceptNum, dsl.Parallelism(2)), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), kitChain("generated", src, dsl.Conf{dsl.MaxSpoutPending: 2}, acceptNum, dsl.Parallelism(2)), NewManualClock().Option())
 		Expect(sheltertest.WaitIdle(kitCtx(), r)).To(Succeed())
 		Expect(src.Verify()).To(Succeed())
 		Expect(src.Acked()).To(HaveLen(200))
@@ -92,7 +92,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 	DescribeTable("replays a nacked message with its id, as often as told", Label("source"),
 		func(replays int, nacked []int) {
 			src := sheltertest.NewSource(Num{N: 1}, Num{N: 2}).With(sheltertest.Replay(replays))
-			r := Run(kitChain("replays", src, dsl.Conf{dsl.MaxSpoutPending: 1}, func(Num) error { return errors.New("always") }),
+			r := sheltertest.Start(GinkgoTB(), kitChain("replays", src, dsl.Conf{dsl.MaxSpoutPending: 1}, func(Num) error { return errors.New("always") }),
 				NewManualClock().Option())
 			Expect(sheltertest.WaitIdle(kitCtx(), r)).To(Succeed())
 			Expect(src.Nacked()).To(Equal(nacked))
@@ -113,7 +113,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 			}
 			return nil
 		}))
-		r := Run(kitChain("next-panics", src, dsl.Conf{dsl.MaxSpoutPending: 1}, acceptNum), Restarts(time.Millisecond, time.Millisecond, 0))
+		r := sheltertest.Start(GinkgoTB(), kitChain("next-panics", src, dsl.Conf{dsl.MaxSpoutPending: 1}, acceptNum), Restarts(time.Millisecond, time.Millisecond, 0))
 		Expect(sheltertest.WaitIdle(kitCtx(), r)).To(Succeed())
 		Expect(r.Stats().Restarts).To(Equal(1))
 		Expect(src.Acked()).To(Equal([]int{1, 2, 3}))
@@ -129,7 +129,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 			}
 			return nil
 		}))
-		r := Run(kitChain("ack-fails", src, dsl.Conf{dsl.MaxSpoutPending: 1}, acceptNum), Restarts(time.Millisecond, time.Millisecond, 0))
+		r := sheltertest.Start(GinkgoTB(), kitChain("ack-fails", src, dsl.Conf{dsl.MaxSpoutPending: 1}, acceptNum), Restarts(time.Millisecond, time.Millisecond, 0))
 		Expect(sheltertest.WaitIdle(kitCtx(), r)).To(Succeed())
 		Expect(r.Stats().Restarts).To(Equal(1))
 		Expect(r.Stats().Components["nums"].LastError).To(ContainSubstring("sheltertest: Ack of message 1: commit failed"))
@@ -143,9 +143,9 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 		b := dsl.New("late-nack", nil)
 		nums := b.Spout("nums", src.Spout())
 		b.Anchored(nums, b.Bolt("holder", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
-			return ManualFunc[Num](func(in Num, _ dsl.Tuple, _ dsl.Collector) error { held <- in; return nil })
+			return sheltertest.ManualFunc[Num](func(in Num, _ dsl.Tuple, _ dsl.Collector) error { held <- in; return nil })
 		})), dsl.Shuffle[Num]())
-		r := Run(Build(b), NewManualClock().Option(), supervision.WithDrainTimeout(time.Millisecond))
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), supervision.WithDrainTimeout(time.Millisecond))
 		<-held
 		src.Close() // too early: the stop abandons the open tree, nacking it
 		Stop(r)
@@ -158,7 +158,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 		b := dsl.New("waits", dsl.Conf{dsl.MessageTimeout: 30 * time.Second})
 		nums := b.Spout("nums", src.Spout())
 		b.Anchored(nums, b.Bolt("holder", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
-			return ManualFunc[Num](func(in Num, input dsl.Tuple, c dsl.Collector) error {
+			return sheltertest.ManualFunc[Num](func(in Num, input dsl.Tuple, c dsl.Collector) error {
 				if in.N == 2 {
 					held <- in // never acked: only the timeout ends its tree
 					return nil
@@ -168,7 +168,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 			})
 		})), dsl.Shuffle[Num]())
 		clk := NewManualClock()
-		r := Run(Build(b), clk.Option(), supervision.WithDrainTimeout(time.Millisecond))
+		r := sheltertest.Start(GinkgoTB(), Build(b), clk.Option(), supervision.WithDrainTimeout(time.Millisecond))
 		<-held
 		Expect(src.WaitOutcomes(kitCtx(), 1)).To(Succeed())
 		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -37,7 +37,7 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 		})
 		middle := b.Bolt("middle", hooks, dsl.Parallelism(2),
 			dsl.LifecycleTuples(Num{N: -1}, Num{N: -2}))
-		sink := b.Bolt("sink", CaptureBolt(NewDeliveries[Num]()))
+		sink := b.Bolt("sink", new(sheltertest.Recorder[Num]).Bolt())
 		b.Anchored(spout, middle, dsl.Shuffle[Num]())
 		b.Anchored(middle, sink, dsl.Shuffle[Num]())
 		return Build(b)
@@ -45,7 +45,7 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 
 	It("activates ackers, bolts, spouts, then the system task, and stops in reverse: system, spouts, bolts", func() {
 		trace, journal := NewTrace(), &journal{}
-		r := Run(lifecycleTopology(&lifecycleSource{}, journal), trace.Option(), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), lifecycleTopology(&lifecycleSource{}, journal), trace.Option(), NewManualClock().Option())
 		Stop(r)
 
 		role := func(e Event) string {
@@ -78,7 +78,7 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 		for n := 1; n <= 20; n++ {
 			src.Push(Num{N: n})
 		}
-		r := Run(lifecycleTopology(src, &journal{}), supervision.WithDrainTimeout(time.Hour))
+		r := sheltertest.Start(GinkgoTB(), lifecycleTopology(src, &journal{}), supervision.WithDrainTimeout(time.Hour))
 		Eventually(src.Acked).Should(HaveLen(20))
 
 		stopped := stopAsync(r)
@@ -88,14 +88,14 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 	It("drains the work in flight before stopping the bolts, so it completes", func() {
 		src := sheltertest.NewSource(Num{N: 1})
 		hold := newHolder()
-		DeferCleanup(hold.releaseAll)
 		b := dsl.New("lifecycle-drain", nil)
 		spout := b.Spout("source", src.Spout())
 		bolt := b.Bolt("slow", dsl.Manual(hold.handler))
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
 		topo := Build(b)
 		trace := NewTrace()
-		r := Run(topo, trace.Option(), supervision.WithDrainTimeout(time.Hour))
+		r := sheltertest.Start(GinkgoTB(), topo, trace.Option(), supervision.WithDrainTimeout(time.Hour))
+		DeferCleanup(hold.releaseAll)
 		Eventually(hold.count).Should(Equal(1))
 
 		stopped := stopAsync(r)
@@ -105,24 +105,24 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 
 		hold.release(taskIDs(topo, "slow")[0])
 		Eventually(stopped).Should(Receive(BeNil()))
-		Expect(AckedIDs(src)).To(Equal([]int{1}))
-		Expect(NackedIDs(src)).To(BeEmpty())
+		Expect(src.Acked()).To(Equal([]int{1}))
+		Expect(src.Nacked()).To(BeEmpty())
 	})
 
 	It("ends the drain at the drain timeout when work never completes, nacking what is left", func() {
 		src := sheltertest.NewSource(Num{N: 1})
 		hold := newHolder()
-		DeferCleanup(hold.releaseAll)
 		b := dsl.New("lifecycle-drain-timeout", nil)
 		spout := b.Spout("source", src.Spout())
 		bolt := b.Bolt("stuck", dsl.Manual(hold.handler))
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
-		r := Run(Build(b), supervision.WithDrainTimeout(50*time.Millisecond))
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithDrainTimeout(50*time.Millisecond))
+		DeferCleanup(hold.releaseAll)
 		Eventually(hold.count).Should(Equal(1))
 
 		Eventually(stopAsync(r), Scaled(5*time.Second)).Should(Receive(BeNil()))
-		Expect(NackedIDs(src)).To(Equal([]int{1}), "the abandoned message is nacked to its source")
-		Expect(AckedIDs(src)).To(BeEmpty())
+		Expect(src.Nacked()).To(Equal([]int{1}), "the abandoned message is nacked to its source")
+		Expect(src.Acked()).To(BeEmpty())
 	})
 
 	It("leaves no goroutine behind once stopped, and reports a second Stop", func() {
@@ -130,7 +130,7 @@ var _ = Describe("Topology lifecycle", Label("lifecycle"), func() {
 		for n := 1; n <= 100; n++ {
 			src.Push(Num{N: n})
 		}
-		r := Run(lifecycleTopology(src, &journal{}))
+		r := sheltertest.Start(GinkgoTB(), lifecycleTopology(src, &journal{}))
 		Eventually(src.Acked).Should(HaveLen(100))
 		Stop(r)
 

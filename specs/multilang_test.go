@@ -122,21 +122,21 @@ func messages(logs *observer.ObservedLogs, level zapcore.Level) []string {
 }
 
 // splitTopology is lines (a reliable Go spout) -> split (a shell bolt) -> sink.
-func splitTopology(name string, src *sheltertest.Source[MLLine], cmd multilang.Command, words *Deliveries[MLWord], opts ...dsl.Option) *dsl.Topology {
+func splitTopology(name string, src *sheltertest.Source[MLLine], cmd multilang.Command, words *sheltertest.Recorder[MLWord], opts ...dsl.Option) *dsl.Topology {
 	b := dsl.New(name, dsl.Conf{dsl.AckerTasks: 2})
 	b.Streams(MLWord{})
 	lines := b.Spout("lines", src.Spout())
 	split := b.Bolt("split", multilang.Bolt(withOutputs(cmd, 300*time.Millisecond)), opts...)
-	sink := b.Bolt("sink", CaptureBolt(words))
+	sink := b.Bolt("sink", words.Bolt())
 	b.Anchored(lines, split, dsl.Shuffle[MLLine]())
 	b.Anchored(split, sink, dsl.Shuffle[MLWord]())
 	return Build(b)
 }
 
-func texts(d *Deliveries[MLWord]) []string {
+func texts(d *sheltertest.Recorder[MLWord]) []string {
 	var out []string
 	for _, w := range d.All() {
-		out = append(out, w.Value.Text)
+		out = append(out, w.Text)
 	}
 	return out
 }
@@ -163,11 +163,11 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 	Context("a Python bolt that behaves like Storm's official client", func() {
 		It("splits sentences, blocking for task ids after each emit, and every tree is acked; the child is reaped on stop", func() {
 			src := sheltertest.NewSource(MLLine{"the cow jumped"}, MLLine{"over the moon"})
-			words := NewDeliveries[MLWord]()
-			r := Run(splitTopology("ml-python-split", src, python("bolt.py", "split"), words, dsl.Parallelism(2)), logsOpt)
-			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
+			words := new(sheltertest.Recorder[MLWord])
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-python-split", src, python("bolt.py", "split"), words, dsl.Parallelism(2)), logsOpt)
+			Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
 			Expect(texts(words)).To(ConsistOf("the", "cow", "jumped", "over", "the", "moon"))
-			Expect(NackedIDs(src)).To(BeEmpty())
+			Expect(src.Nacked()).To(BeEmpty())
 			Stop(r)
 			Expect(childPids(logs)).To(HaveLen(2))
 			expectReaped(childPids(logs))
@@ -175,26 +175,29 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 		It("emits directly to a task id it found in the handshake's context", func() {
 			src := sheltertest.NewSource(MLLine{"straight to you"})
-			words := NewDeliveries[MLWord]()
+			words := new(sheltertest.Recorder[MLWord])
 			b := dsl.New("ml-python-direct", nil)
 			b.Streams(MLWord{})
 			lines := b.Spout("lines", src.Spout())
 			split := b.Bolt("split", multilang.Bolt(withOutputs(python("bolt.py", "direct"), 0)))
-			sink := b.Bolt("sink", CaptureBolt(words), dsl.Parallelism(3))
+			sink := b.Bolt("sink", words.Bolt(), dsl.Parallelism(3))
 			b.Anchored(lines, split, dsl.Shuffle[MLLine]())
 			b.Anchored(split, sink, dsl.Direct[MLWord]())
-			r := Run(Build(b), logsOpt)
-			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			topo := Build(b)
+			r := sheltertest.Start(GinkgoTB(), topo, logsOpt)
+			Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			tasks := topo.Component("sink").Tasks
 			byTask := words.ByTask()
-			Expect(byTask).To(HaveLen(1))
-			Expect(byTask).To(HaveKeyWithValue(words.CreatedTasks()[2], ConsistOf(MLWord{"straight"}, MLWord{"to"}, MLWord{"you"})))
+			Expect(byTask).To(HaveKeyWithValue(tasks[2], ConsistOf(MLWord{"straight"}, MLWord{"to"}, MLWord{"you"})))
+			Expect(byTask[tasks[0]]).To(BeEmpty(), "only the third task got words")
+			Expect(byTask[tasks[1]]).To(BeEmpty(), "only the third task got words")
 			Stop(r)
 		})
 
 		It("logs at the child's levels, reports its errors and records its metrics in the task's stats", func() {
 			src := sheltertest.NewSource(MLLine{"a b c"})
-			r := Run(splitTopology("ml-python-report", src, python("bolt.py", "report"), NewDeliveries[MLWord]()), logsOpt)
-			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-python-report", src, python("bolt.py", "report"), new(sheltertest.Recorder[MLWord])), logsOpt)
+			Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			Expect(messages(logs, zapcore.DebugLevel)).To(ContainElements("level 0 from python", "level 1 from python"))
 			Expect(messages(logs, zapcore.InfoLevel)).To(ContainElements("level 2 from python", "no level from python"))
 			Expect(messages(logs, zapcore.WarnLevel)).To(ContainElement("level 3 from python"))
@@ -205,18 +208,18 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 		It("accepts an emit while the child initializes, before any input", func() {
 			src := sheltertest.NewSource(MLLine{"x"})
-			words := NewDeliveries[MLWord]()
-			r := Run(splitTopology("ml-python-init", src, python("bolt.py", "init-emit"), words), logsOpt)
-			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			words := new(sheltertest.Recorder[MLWord])
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-python-init", src, python("bolt.py", "init-emit"), words), logsOpt)
+			Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			Eventually(func() []string { return texts(words) }).Should(ConsistOf("hello-from-init", "x"))
 			Stop(r)
 		})
 
 		It("treats acks and fails of unknown ids as bad input: logged, not fatal", func() {
 			src := sheltertest.NewSource(MLLine{"still working"})
-			words := NewDeliveries[MLWord]()
-			r := Run(splitTopology("ml-python-unknown", src, python("bolt.py", "unknown-ack"), words), logsOpt)
-			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			words := new(sheltertest.Recorder[MLWord])
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-python-unknown", src, python("bolt.py", "unknown-ack"), words), logsOpt)
+			Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			Expect(texts(words)).To(ConsistOf("still", "working"))
 			unknown := logs.FilterMessage("child settled an unknown input id (bad input, ignored)").All()
 			Expect(unknown).To(HaveLen(2))
@@ -226,8 +229,8 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 		It("reads a flood on stderr on its own goroutine, so the child never blocks, and rate-limits its logging", func() {
 			src := sheltertest.NewSource(MLLine{"one"}, MLLine{"two"}, MLLine{"three"})
-			r := Run(splitTopology("ml-python-flood", src, python("bolt.py", "flood"), NewDeliveries[MLWord]()), logsOpt)
-			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2, 3))
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-python-flood", src, python("bolt.py", "flood"), new(sheltertest.Recorder[MLWord])), logsOpt)
+			Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2, 3))
 			Stop(r)
 			Expect(logs.FilterMessage("child stderr").Len()).To(BeNumerically("<", 6000))
 			Expect(logs.FilterMessage("child stderr lines not logged (rate limit)").Len()).To(BeNumerically(">", 0))
@@ -237,10 +240,10 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 	Context("a Node bolt that behaves like Storm's official client", func() {
 		It("splits frames on the end line, anchors with a single string and acks asynchronously", func() {
 			src := sheltertest.NewSource(MLLine{"snow white"}, MLLine{"and the seven dwarfs"})
-			words := NewDeliveries[MLWord]()
+			words := new(sheltertest.Recorder[MLWord])
 			cmd := multilang.Command{Path: "node", Args: []string{"bolt.js"}, Dir: scripts()}
-			r := Run(splitTopology("ml-node-split", src, cmd, words), logsOpt)
-			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-node-split", src, cmd, words), logsOpt)
+			Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1, 2))
 			Expect(texts(words)).To(ConsistOf("SNOW", "WHITE", "AND", "THE", "SEVEN", "DWARFS"))
 			Stop(r)
 			expectReaped(childPids(logs))
@@ -248,17 +251,17 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 	})
 
 	Context("a Python spout", func() {
-		spoutTopology := func(name, mode string, n int, got *Deliveries[MLLine]) *dsl.Topology {
+		spoutTopology := func(name, mode string, n int, got *sheltertest.Recorder[MLLine]) *dsl.Topology {
 			b := dsl.New(name, dsl.Conf{dsl.MaxSpoutPending: 4, dsl.AckerTasks: 1})
 			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", mode, fmt.Sprint(n))))
-			sink := b.Bolt("sink", CaptureBolt(got))
+			sink := b.Bolt("sink", got.Bolt())
 			b.Anchored(numbers, sink, dsl.Shuffle[MLLine]())
 			return Build(b)
 		}
 
 		It("answers next, ack and activate with sync, and every numeric message id is acked back to it", func() {
-			got := NewDeliveries[MLLine]()
-			r := Run(spoutTopology("ml-python-spout", "count", 20, got), logsOpt)
+			got := new(sheltertest.Recorder[MLLine])
+			r := sheltertest.Start(GinkgoTB(), spoutTopology("ml-python-spout", "count", 20, got), logsOpt)
 			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
 			Expect(got.Len()).To(Equal(20))
 			Expect(logs.FilterMessage("acked 20").Len()).To(Equal(1))
@@ -270,9 +273,9 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 		It("is asked for more only below max spout pending, however many tuples one next emits, and every emit counts", Label("edges"), func() {
 			b := dsl.New("ml-burst", dsl.Conf{dsl.MaxSpoutPending: 5, dsl.AckerTasks: 1})
 			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "burst", "150")))
-			got := NewDeliveries[MLLine]()
-			b.Anchored(numbers, b.Bolt("sink", CaptureBolt(got)), dsl.Shuffle[MLLine]())
-			r := Run(Build(b), logsOpt)
+			got := new(sheltertest.Recorder[MLLine])
+			b.Anchored(numbers, b.Bolt("sink", got.Bolt()), dsl.Shuffle[MLLine]())
+			r := sheltertest.Start(GinkgoTB(), Build(b), logsOpt)
 			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
 			var inFlight []int
 			for _, m := range messages(logs, zapcore.InfoLevel) {
@@ -291,13 +294,13 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 		})
 
 		It("emits directly to a task id it found in the handshake's context, tracked or not", func() {
-			got := NewDeliveries[MLLine]()
+			got := new(sheltertest.Recorder[MLLine])
 			b := dsl.New("ml-python-spout-direct", dsl.Conf{dsl.MaxSpoutPending: 4, dsl.AckerTasks: 1})
 			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "direct", "6")))
-			sink := b.Bolt("sink", CaptureBolt(got), dsl.Parallelism(3))
+			sink := b.Bolt("sink", got.Bolt(), dsl.Parallelism(3))
 			b.Anchored(numbers, sink, dsl.Direct[MLLine]())
 			topo := Build(b)
-			r := Run(topo, logsOpt)
+			r := sheltertest.Start(GinkgoTB(), topo, logsOpt)
 			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
 			Expect(logs.FilterMessage("acked 1").Len() + logs.FilterMessage("acked 3").Len() + logs.FilterMessage("acked 5").Len()).To(Equal(3))
 			Eventually(got.Len).Should(Equal(6))
@@ -306,8 +309,8 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 		})
 
 		It("may emit while initializing and use string message ids", func() {
-			got := NewDeliveries[MLLine]()
-			r := Run(spoutTopology("ml-python-spout-strings", "strings", 5, got), logsOpt)
+			got := new(sheltertest.Recorder[MLLine])
+			r := sheltertest.Start(GinkgoTB(), spoutTopology("ml-python-spout-strings", "strings", 5, got), logsOpt)
 			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
 			Expect(logs.FilterMessage("acked m-0").Len()).To(Equal(1))
 			Expect(got.Len()).To(Equal(6))
@@ -321,10 +324,10 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 	Context("the paths between the host and a shell child, each pinned", func() {
 		It("fails the tree of an input a bolt's child fails, and acks only what it acks", func() {
 			src := sheltertest.NewSource(MLLine{"good words"}, MLLine{"bad words"})
-			r := Run(splitTopology("ml-child-fails", src, python("bolt.py", "fail"), NewDeliveries[MLWord]()), logsOpt)
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-child-fails", src, python("bolt.py", "fail"), new(sheltertest.Recorder[MLWord])), logsOpt)
 			Eventually(func() int { return len(src.Outcomes()) }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(2))
-			Expect(AckedIDs(src)).To(ConsistOf(1))
-			Expect(NackedIDs(src)).To(ConsistOf(2))
+			Expect(src.Acked()).To(ConsistOf(1))
+			Expect(src.Nacked()).To(ConsistOf(2))
 			Stop(r)
 			Expect(src.Verify()).To(Succeed())
 		})
@@ -334,7 +337,7 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "count", "3")))
 			failedOnce := false
 			sink := b.Bolt("sink", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[MLLine] {
-				return ManualFunc[MLLine](func(in MLLine, input dsl.Tuple, c dsl.Collector) error {
+				return sheltertest.ManualFunc[MLLine](func(in MLLine, input dsl.Tuple, c dsl.Collector) error {
 					if in.Text == "2" && !failedOnce { // the child replays it
 						failedOnce = true
 						c.Fail(input)
@@ -345,7 +348,7 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 				})
 			}))
 			b.Anchored(numbers, sink, dsl.Shuffle[MLLine]())
-			r := Run(Build(b), logsOpt)
+			r := sheltertest.Start(GinkgoTB(), Build(b), logsOpt)
 			Eventually(func() []string { return messages(logs, zapcore.InfoLevel) }).WithTimeout(Scaled(10 * time.Second)).Should(ContainElement("done"))
 			Expect(logs.FilterMessage("failed 2").Len()).To(Equal(1))
 			Expect(logs.FilterMessage("acked 2").Len()).To(Equal(1)) // the replay
@@ -358,9 +361,9 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			src := sheltertest.NewSource(MLLine{"beat"})
 			cmd := python("bolt.py", "heartbeats")
 			cmd.Heartbeat = 10 * time.Millisecond
-			r := Run(splitTopology("ml-heartbeats", src, cmd, NewDeliveries[MLWord]()), logsOpt)
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-heartbeats", src, cmd, new(sheltertest.Recorder[MLWord])), logsOpt)
 			Eventually(func() int { return logs.FilterMessage("heartbeat 3").Len() }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(1))
-			Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1))
+			Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1))
 			Stop(r)
 		})
 	})
@@ -368,7 +371,7 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 	Context("process hygiene", func() {
 		It("kills the helpers a child started when it dies on its own, on every restart", func() {
 			src := sheltertest.NewSource(MLLine{"doomed"})
-			r := Run(splitTopology("ml-helpers", src, python("bolt.py", "spawn"), NewDeliveries[MLWord]()), logsOpt,
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-helpers", src, python("bolt.py", "spawn"), new(sheltertest.Recorder[MLWord])), logsOpt,
 				Restarts(time.Millisecond, time.Millisecond, 3))
 			for i := 2; i <= 4; i++ { // each incarnation's child dies on its first input
 				Eventually(func() int { return r.Stats().Incarnation }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(i))
@@ -386,7 +389,7 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			defer debug.SetGCPercent(debug.SetGCPercent(-1))
 			before := openFds()
 			src := sheltertest.NewSource(MLLine{"doomed"})
-			r := Run(splitTopology("ml-fds", src, python("bolt.py", "die"), NewDeliveries[MLWord]()), logsOpt,
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-fds", src, python("bolt.py", "die"), new(sheltertest.Recorder[MLWord])), logsOpt,
 				Restarts(time.Millisecond, time.Millisecond, 5))
 			for i := 2; i <= 6; i++ {
 				Eventually(func() int { return r.Stats().Incarnation }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(i))
@@ -402,7 +405,7 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 		// failing runs the split topology without restarts and returns why it ended.
 		failing := func(name, mode string, opts ...dsl.Option) (*sheltertest.Source[MLLine], error) {
 			src := sheltertest.NewSource(MLLine{"doomed input"})
-			r := Run(splitTopology(name, src, python("bolt.py", mode), NewDeliveries[MLWord](), opts...), logsOpt, supervision.WithoutRestarts())
+			r := sheltertest.Start(GinkgoTB(), splitTopology(name, src, python("bolt.py", mode), new(sheltertest.Recorder[MLWord]), opts...), logsOpt, supervision.WithoutRestarts())
 			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
 			return src, r.Wait()
 		}
@@ -414,7 +417,7 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			Expect(te.Component).To(Equal("split"))
 			Expect(err).To(MatchError(multilang.ErrChildFailed))
 			Expect(err).To(MatchError(multilang.ErrTimeout))
-			Expect(NackedIDs(src)).To(ConsistOf(1))
+			Expect(src.Nacked()).To(ConsistOf(1))
 			expectReaped(childPids(logs))
 		})
 
@@ -423,7 +426,7 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			Expect(err).To(MatchError(multilang.ErrChildFailed))
 			Expect(err.Error()).To(ContainSubstring("exit status 3"))
 			Expect(err.Error()).To(ContainSubstring("dying on purpose"))
-			Expect(NackedIDs(src)).To(ConsistOf(1))
+			Expect(src.Nacked()).To(ConsistOf(1))
 			expectReaped(childPids(logs))
 		})
 
@@ -434,15 +437,15 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 			Expect(te.Component).To(Equal("split"))
 			Expect(err).To(MatchError(multilang.ErrChildFailed))
 			Expect(err.Error()).To(ContainSubstring(`"this is not json"`))
-			Expect(NackedIDs(src)).To(ConsistOf(1))
+			Expect(src.Nacked()).To(ConsistOf(1))
 			expectReaped(childPids(logs))
 		})
 
 		It("a spout child that hangs in next is failed once it has not synced within the timeout", func() {
 			b := dsl.New("ml-hang", dsl.Conf{dsl.SubprocessTimeout: 600 * time.Millisecond})
 			numbers := b.Spout("numbers", multilang.Spout[MLLine](python("spout.py", "hang")))
-			b.Anchored(numbers, b.Bolt("sink", CaptureBolt(NewDeliveries[MLLine]())), dsl.Shuffle[MLLine]())
-			r := Run(Build(b), logsOpt, supervision.WithoutRestarts())
+			b.Anchored(numbers, b.Bolt("sink", new(sheltertest.Recorder[MLLine]).Bolt()), dsl.Shuffle[MLLine]())
+			r := sheltertest.Start(GinkgoTB(), Build(b), logsOpt, supervision.WithoutRestarts())
 			Eventually(r.Done()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
 			Expect(r.Wait()).To(MatchError(multilang.ErrTimeout))
 			Expect(r.Wait().Error()).To(ContainSubstring(`after "next"`))
@@ -451,8 +454,8 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 		It("a child that ignores the termination signal is killed after the grace period", func() {
 			src := sheltertest.NewSource(MLLine{"stubborn"})
-			r := Run(splitTopology("ml-ignore-term", src, python("bolt.py", "ignore-term"), NewDeliveries[MLWord]()), logsOpt)
-			Eventually(func() []int { return AckedIDs(src) }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-ignore-term", src, python("bolt.py", "ignore-term"), new(sheltertest.Recorder[MLWord])), logsOpt)
+			Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(ConsistOf(1))
 			Stop(r)
 			Expect(logs.FilterMessage("child ignored the termination signal; killing it").Len()).To(Equal(1))
 			expectReaped(childPids(logs))
@@ -460,7 +463,7 @@ var _ = Describe("Multilang: shell components hosted by goshelter", Label("multi
 
 		It("a failed child's topology is restarted under supervision with a fresh child", func() {
 			src := sheltertest.NewSource(MLLine{"doomed"})
-			r := Run(splitTopology("ml-restart", src, python("bolt.py", "die"), NewDeliveries[MLWord]()), logsOpt,
+			r := sheltertest.Start(GinkgoTB(), splitTopology("ml-restart", src, python("bolt.py", "die"), new(sheltertest.Recorder[MLWord])), logsOpt,
 				Restarts(time.Millisecond, time.Millisecond, 1))
 			Eventually(func() int { return r.Stats().Incarnation }).WithTimeout(Scaled(10 * time.Second)).Should(Equal(2))
 			src.Push(MLLine{"doomed too"})
@@ -484,15 +487,15 @@ var _ = Describe("Multilang: goshelter's runner serving Go components to goshelt
 
 	It("runs a Go spout and a Go bolt as subprocesses, with a full round trip of acks", func() {
 		logsOpt, logs := ObserveLogs()
-		got := NewDeliveries[MLDoubled]()
+		got := new(sheltertest.Recorder[MLDoubled])
 		b := dsl.New("ml-go-runner", dsl.Conf{"ml.count": 20, dsl.AckerTasks: 2})
 		b.Streams(MLDoubled{})
 		numbers := b.Spout("numbers", multilang.Spout[MLNumber](multilang.Command{Path: runner, Args: []string{"serve"}}))
 		double := b.Bolt("double", multilang.Bolt(multilang.Command{Path: runner, Args: []string{"serve"}}), dsl.Parallelism(2))
-		sink := b.Bolt("sink", CaptureBolt(got))
+		sink := b.Bolt("sink", got.Bolt())
 		b.Anchored(numbers, double, dsl.Shuffle[MLNumber]())
 		b.Anchored(double, sink, dsl.Shuffle[MLDoubled]())
-		r := Run(Build(b), logsOpt)
+		r := sheltertest.Start(GinkgoTB(), Build(b), logsOpt)
 		Eventually(func() []string {
 			var out []string
 			for _, m := range messages(logs, zapcore.InfoLevel) {
@@ -502,7 +505,7 @@ var _ = Describe("Multilang: goshelter's runner serving Go components to goshelt
 		}).WithTimeout(Scaled(15 * time.Second)).Should(ContainElement("done"))
 		var doubled []int
 		for _, d := range got.All() {
-			doubled = append(doubled, d.Value.N)
+			doubled = append(doubled, d.N)
 		}
 		Expect(doubled).To(HaveLen(20))
 		Expect(doubled).To(ContainElements(2, 40))

@@ -81,8 +81,8 @@ func obsRunChain(name string) (*supervision.Running, *dsl.Topology) {
 	GinkgoHelper()
 	source := sheltertest.NewSource(obsNums(1000)...)
 	topo := obsChain(name, source, false, nil)
-	r := Run(topo, NewManualClock().Option())
-	Eventually(func() int { return len(AckedIDs(source)) }).Should(Equal(1000))
+	r := sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option())
+	Eventually(func() int { return len(source.Acked()) }).Should(Equal(1000))
 	Eventually(obsComponentCounts(r, "numbers")).Should(Equal(obsCounts{Emitted: 1000, Transferred: 1000, Acked: 1000}))
 	Eventually(obsComponentCounts(r, "double")).Should(Equal(obsCounts{Emitted: 1000, Transferred: 1000, Executed: 1000, Acked: 1000}))
 	Eventually(obsComponentCounts(r, "sink")).Should(Equal(obsCounts{Executed: 1000, Acked: 1000}))
@@ -178,15 +178,15 @@ var _ = Describe("Observability", Label("observability"), func() {
 			b := dsl.New("obs-expired", dsl.Conf{dsl.MessageTimeout: 3 * time.Second})
 			numbers := b.Spout("numbers", source.Spout())
 			hold := b.Bolt("hold", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
-				return ManualFunc[Num](func(Num, dsl.Tuple, dsl.Collector) error { return nil }) // never acks
+				return sheltertest.ManualFunc[Num](func(Num, dsl.Tuple, dsl.Collector) error { return nil }) // never acks
 			}))
 			b.Anchored(numbers, hold, dsl.Shuffle[Num]())
-			r := Run(Build(b), clk.Option())
+			r := sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
 			Eventually(obsComponentCounts(r, "hold")).Should(Equal(obsCounts{Executed: 1}))
 			Eventually(obsComponentCounts(r, "numbers")).Should(Equal(obsCounts{Emitted: 1, Transferred: 1, Pending: 1}))
 			Eventually(func() []int {
 				clk.Advance(time.Second)
-				return NackedIDs(source)
+				return source.Nacked()
 			}).Should(Equal([]int{1}))
 			Eventually(obsComponentCounts(r, "numbers")).Should(Equal(obsCounts{Emitted: 1, Transferred: 1, Failed: 1, Expired: 1}))
 			Eventually(obsComponentCounts(r, "__acker")).Should(Equal(obsCounts{Failed: 1, Expired: 1}))
@@ -209,7 +209,7 @@ var _ = Describe("Observability", Label("observability"), func() {
 			}))
 			// hold acks each input holdFor after Execute returned, from its own task.
 			hold := b.Bolt("hold", dsl.Manual(func(info dsl.TaskInfo) dsl.ManualHandler[ObsDoubled] {
-				return ManualFunc[ObsDoubled](func(_ ObsDoubled, in dsl.Tuple, _ dsl.Collector) error {
+				return sheltertest.ManualFunc[ObsDoubled](func(_ ObsDoubled, in dsl.Tuple, _ dsl.Collector) error {
 					time.AfterFunc(holdFor, func() {
 						info.Post(func(c dsl.Collector) { c.Ack(in); close(acked) })
 					})
@@ -218,9 +218,9 @@ var _ = Describe("Observability", Label("observability"), func() {
 			}))
 			b.Anchored(numbers, slow, dsl.Shuffle[Num]())
 			b.Anchored(slow, hold, dsl.Shuffle[ObsDoubled]())
-			r := Run(Build(b), NewManualClock().Option())
+			r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 			Eventually(acked).Should(BeClosed())
-			Eventually(func() []int { return AckedIDs(source) }).Should(Equal([]int{1}))
+			Eventually(func() []int { return source.Acked() }).Should(Equal([]int{1}))
 			Eventually(func() int64 { return r.Stats().Components["numbers"].CompleteSamples }).Should(Equal(int64(1)))
 			stats := r.Stats()
 			spout, slowStats, holdStats := stats.Components["numbers"], stats.Components["slow"], stats.Components["hold"]
@@ -402,8 +402,8 @@ var _ = Describe("Observability", Label("observability"), func() {
 		It("traces every message in debug mode, with topology, component and task fields", func() {
 			logs, observed := ObserveLogs()
 			source := sheltertest.NewSource(obsNums(10)...)
-			r := Run(obsChain("obs-debug", source, false, dsl.Conf{dsl.Debug: true}), logs, NewManualClock().Option())
-			Eventually(func() int { return len(AckedIDs(source)) }).Should(Equal(10))
+			r := sheltertest.Start(GinkgoTB(), obsChain("obs-debug", source, false, dsl.Conf{dsl.Debug: true}), logs, NewManualClock().Option())
+			Eventually(func() int { return len(source.Acked()) }).Should(Equal(10))
 			Stop(r)
 			traced := observed.FilterMessage("message").FilterField(zap.String("component", "double"))
 			Expect(traced.Len()).To(BeNumerically(">=", 30), "10 inputs, 10 emits, 10 acks at least")
@@ -426,13 +426,13 @@ var _ = Describe("Observability", Label("observability"), func() {
 			b := dsl.New("obs-logger", nil)
 			numbers := b.Spout("numbers", CountTo(1))
 			b.Bolt("greet", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
-				return HandlerFunc[Num](func(Num, dsl.Emitter) error {
+				return sheltertest.HandlerFunc[Num](func(Num, dsl.Emitter) error {
 					info.Logger.Info("hello")
 					return nil
 				})
 			}))
 			b.Anchored(numbers, "greet", dsl.Shuffle[Num]())
-			r := Run(Build(b), logs, NewManualClock().Option())
+			r := sheltertest.Start(GinkgoTB(), Build(b), logs, NewManualClock().Option())
 			Eventually(func() int { return observed.FilterMessage("hello").Len() }).Should(Equal(1))
 			Stop(r)
 			fields := observed.FilterMessage("hello").All()[0].ContextMap()
@@ -445,7 +445,7 @@ var _ = Describe("Observability", Label("observability"), func() {
 	Describe("progress", func() {
 		It("prints a line per interval with emitted, acked, failed and pending", func() {
 			source := sheltertest.NewSource(obsNums(100)...)
-			r := Run(obsChain("obs-progress", source, false, nil), NewManualClock().Option())
+			r := sheltertest.Start(GinkgoTB(), obsChain("obs-progress", source, false, nil), NewManualClock().Option())
 			out := gbytes.NewBuffer()
 			stop := observe.Progress(out, r, 5*time.Millisecond)
 			Eventually(out).Should(gbytes.Say(`progress: \d+s emitted=100 \([0-9.]+k?/s\) acked=100 \([0-9.]+k?/s\) failed=0 pending=0\n`))

@@ -17,12 +17,12 @@ import (
 var _ = Describe("Scenario A: unreliable spout pipeline", Label("scenario-A"), func() {
 	It("asks Next, emits untracked, and the bolt gets the Tuple and answers Ok", func() {
 		trace := NewTrace()
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("scenario-a", nil)
 		spout := b.Spout("spout", CountTo(3))
-		bolt := b.Bolt("bolt", CaptureBolt(got))
+		bolt := b.Bolt("bolt", got.Bolt())
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
-		r := Run(Build(b), NewManualClock().Option(), trace.Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), trace.Option())
 
 		Eventually(got.Len).Should(Equal(3))
 		// The fourth Next finds the source empty; the manual clock never ends the wait.
@@ -83,12 +83,12 @@ var _ = Describe("Scenario A: unreliable spout pipeline", Label("scenario-A"), f
 
 	It("keeps an unreliable spout emitting far beyond max spout pending", func() {
 		const maxPending, total = 2, 1000
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		b := dsl.New("scenario-a-pending", dsl.Conf{dsl.MaxSpoutPending: maxPending})
 		spout := b.Spout("spout", CountTo(total))
-		bolt := b.Bolt("bolt", CaptureBolt(got), dsl.Parallelism(2))
+		bolt := b.Bolt("bolt", got.Bolt(), dsl.Parallelism(2))
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
-		r := Run(Build(b), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 
 		// FsShelter counts pending on every emit and uncounts only on Ack/Nack, so
 		// an unreliable spout stalls after max pending emits.
@@ -107,12 +107,12 @@ var _ = Describe("Scenario A: unreliable spout pipeline", Label("scenario-A"), f
 		}
 		b := dsl.New("scenario-a-unsubscribed", dsl.Conf{dsl.MaxSpoutPending: 2})
 		b.Spout("lonely", src.Spout())
-		r := Run(Build(b), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 
 		// No tree can be opened for a tuple nobody receives: each message is
 		// complete as soon as it is emitted, so no pending counter leaks.
-		Eventually(func() int { return len(AckedIDs(src)) }).Should(Equal(total))
-		Expect(NackedIDs(src)).To(BeEmpty())
+		Eventually(func() int { return len(src.Acked()) }).Should(Equal(total))
+		Expect(src.Nacked()).To(BeEmpty())
 		Expect(r.Stats().Components["lonely"].Pending).To(BeZero())
 		Expect(r.Stats().InFlight).To(BeZero())
 	})
@@ -120,17 +120,17 @@ var _ = Describe("Scenario A: unreliable spout pipeline", Label("scenario-A"), f
 	It("backs off by the spout wait when its source is empty, and resumes at once when it has work", func() {
 		const wait = 250 * time.Millisecond
 		src := newScriptedSource()
-		DeferCleanup(src.close)
-		got := NewDeliveries[Num]()
+		got := new(sheltertest.Recorder[Num])
 		// Without a flush beat, the emit leaves with the flush after the empty
 		// Next, which follows the arming of the wait: its delivery tells the
 		// spec the wait is armed before the clock moves.
 		b := dsl.New("scenario-a-wait", dsl.Conf{dsl.SpoutWait: int(wait / time.Millisecond), dsl.BatchFlushInterval: 0})
 		spout := b.Spout("spout", dsl.Unreliable(src.next))
-		bolt := b.Bolt("bolt", CaptureBolt(got))
+		bolt := b.Bolt("bolt", got.Bolt())
 		b.Anchored(spout, bolt, dsl.Shuffle[Num]())
 		clk := NewManualClock()
-		Run(Build(b), clk.Option())
+		sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
+		DeferCleanup(src.close)
 
 		Eventually(src.calls.Load).Should(Equal(int32(1)), "the first Next is waiting for an answer")
 

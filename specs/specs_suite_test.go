@@ -6,8 +6,9 @@
 //
 //	go tool ginkgo --label-filter=scenario-A ./specs
 //
-// Shared helpers (topology runner, trace collector, sources, capture bolts,
-// manual clock, timeout scaling) live in helpers_test.go.
+// The specs run on the test kit, package sheltertest (Start, Source, Recorder,
+// Clock, the waits); the few helpers it does not offer (trace collector, log
+// observer, an unreliable spout, timeout scaling) live in helpers_test.go.
 package specs_test
 
 import (
@@ -41,10 +42,9 @@ var _ = BeforeSuite(func() {
 // before the spec's own cleanups (which may be what releases a blocked bolt).
 // Registering the check as the very first cleanup makes it the very last thing a
 // spec does: after the spec's AfterEach and DeferCleanup nodes, and after
-// stopLeftovers has stopped any topology the spec left running.
+// sheltertest.Start's cleanups have stopped the topologies the spec started.
 var _ = BeforeEach(func() {
 	DeferCleanup(expectNoLeaks)
-	DeferCleanup(stopLeftovers)
 })
 
 // expectNoLeaks fails the spec if any goroutine started during it is still alive.

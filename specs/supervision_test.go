@@ -130,9 +130,7 @@ var _ = Describe("Scenario F: the topology restarts with exponential back-off", 
 		GinkgoHelper()
 		opts = append([]supervision.Option{manual.Option(), supervision.WithEvents(events.record),
 			supervision.WithRestarts(supervision.Restarts{Base: base, Cap: 8 * base, Max: max, StablePeriod: stable})}, opts...)
-		r, err := supervision.Run(context.Background(), idleTopology(sw, parallelism), opts...)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stopQuietly, r)
+		r := sheltertest.Start(GinkgoTB(), idleTopology(sw, parallelism), opts...)
 		events.next(supervision.Started)
 		Eventually(sw.ready).Should(Equal(parallelism))
 		return r
@@ -175,10 +173,8 @@ var _ = Describe("Scenario F: the topology restarts with exponential back-off", 
 	})
 
 	It("waits by the documented defaults: base 1 s (first wait 2 s), cap 30 s", func() {
-		r, err := supervision.Run(context.Background(), idleTopology(sw, 1), manual.Option(),
+		sheltertest.Start(GinkgoTB(), idleTopology(sw, 1), manual.Option(),
 			supervision.WithEvents(events.record), supervision.WithRestarts(supervision.Restarts{Max: 6}))
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stopQuietly, r)
 		events.next(supervision.Started)
 		var got []time.Duration
 		for range 6 {
@@ -237,87 +233,43 @@ func crashAttempt(sw *failSwitch, events *eventLog) int {
 	return events.next(supervision.Restarting).Attempt
 }
 
-// replayQueue is a reliable source that outlives incarnations: Next hands out
-// items, Nack puts them back, Ack retires them.
-type replayQueue struct {
-	mu      sync.Mutex
-	ready   []int
-	acked   map[int]int
-	emitted atomic.Int64
-	crashAt int64 // Next panics on every crashAt-th call
-}
-
-func newReplayQueue(n int, crashAt int64) *replayQueue {
-	q := &replayQueue{acked: map[int]int{}, crashAt: crashAt}
-	for i := 1; i <= n; i++ {
-		q.ready = append(q.ready, i)
-	}
-	return q
-}
-
-func (q *replayQueue) Next() (int, Beat, bool) {
-	if n := q.emitted.Add(1); q.crashAt > 0 && n%q.crashAt == 0 {
-		panic("spout crash on purpose")
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.ready) == 0 {
-		return 0, Beat{}, false
-	}
-	id := q.ready[0]
-	q.ready = q.ready[1:]
-	return id, Beat{id}, true
-}
-
-func (q *replayQueue) Ack(id int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.acked[id]++
-}
-
-func (q *replayQueue) Nack(id int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.ready = append(q.ready, id)
-}
-
-func (q *replayQueue) done(total int) func() int {
-	return func() int {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return len(q.acked)
-	}
-}
-
 var _ = Describe("Nothing is lost across restarts", Label("scenario-F"), func() {
 
 	It("processes every message of a replaying spout at least once while the spout keeps crashing", func() {
 		const total = 3000
-		q := newReplayQueue(total, 700)
+		// A queue that replays what was nacked, whose Next panics at every
+		// 700th message it is about to hand out (that message stays first in
+		// line for the next incarnation).
+		var nexts atomic.Int64
+		src := sheltertest.Generate(total, func(i int) Beat { return Beat{i + 1} }, sheltertest.Replay(-1),
+			sheltertest.OnNext(func(int) error {
+				if nexts.Add(1)%700 == 0 {
+					panic("spout crash on purpose")
+				}
+				return nil
+			}))
 		b := dsl.New("at-least-once", dsl.Conf{dsl.MaxSpoutPending: 64})
-		spout := b.Spout("queue", dsl.Reliable(q.Next, q.Ack, q.Nack))
-		seen := sync.Map{}
-		bolt := b.Bolt("work", dsl.AutoAck(func(in Beat, _ dsl.Emitter) error {
-			seen.Store(in.N, true)
-			return nil
-		}), dsl.Parallelism(2))
-		b.Anchored(spout, bolt, dsl.Shuffle[Beat]())
-		topo, err := b.Build()
-		Expect(err).NotTo(HaveOccurred())
+		spout := b.Spout("queue", src.Spout())
+		seen := new(sheltertest.Recorder[Beat])
+		b.Anchored(spout, b.Bolt("work", seen.Bolt(), dsl.Parallelism(2)), dsl.Shuffle[Beat]())
 		events := newEventLog()
-		r, err := supervision.Run(context.Background(), topo, supervision.WithEvents(events.record),
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithEvents(events.record),
 			Restarts(time.Millisecond, 4*time.Millisecond, 100))
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stopQuietly, r)
 
-		Eventually(q.done(total)).WithTimeout(30 * time.Second).Should(Equal(total))
+		ctx, cancel := context.WithTimeout(context.Background(), Scaled(30*time.Second))
+		defer cancel()
+		Expect(src.WaitSettled(ctx)).To(Succeed(), "every message acked in the end")
 		Expect(r.Stop(context.Background())).To(Succeed())
 		Expect(r.Stats().Restarts).To(BeNumerically(">=", 3))
+		got := map[Beat]bool{}
+		for _, v := range seen.All() {
+			got[v] = true
+		}
 		for id := 1; id <= total; id++ {
-			_, ok := seen.Load(id)
-			Expect(ok).To(BeTrue(), "message %d never reached the bolt", id)
+			Expect(got[Beat{id}]).To(BeTrue(), "message %d never reached the bolt", id)
 		}
 		Expect(r.Wait()).To(Succeed())
+		Expect(src.Verify()).To(Succeed(), "one outcome per handout, across restarts")
 	})
 })
 
@@ -326,14 +278,12 @@ var _ = Describe("Run modes and the handle", Label("run-modes"), func() {
 	It("fails fast without restarts: Wait returns the task's error", func() {
 		sw := &failSwitch{}
 		events := newEventLog()
-		r, err := supervision.Run(context.Background(), idleTopology(sw, 2),
+		r := sheltertest.Start(GinkgoTB(), idleTopology(sw, 2),
 			supervision.WithoutRestarts(), supervision.WithEvents(events.record))
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stopQuietly, r)
 		Eventually(sw.ready).Should(Equal(2))
 		sw.failAll(errors.New("disk on fire"))
 
-		err = r.Wait()
+		err := r.Wait()
 		var te *supervision.TaskError
 		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)
 		Expect(te.Component).To(Equal("beats"))
@@ -355,12 +305,8 @@ var _ = Describe("Run modes and the handle", Label("run-modes"), func() {
 		}))
 		sink := b.Bolt("sink", dsl.AutoAck(func(Beat, dsl.Emitter) error { return nil }))
 		b.Anchored(spout, sink, dsl.Shuffle[Beat]())
-		topo, err := b.Build()
-		Expect(err).NotTo(HaveOccurred())
-		r, err := supervision.Run(context.Background(), topo, supervision.WithoutRestarts())
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stopQuietly, r)
-		err = r.Wait()
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithoutRestarts())
+		err := r.Wait()
 		var te *supervision.TaskError
 		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)
 		Expect(te.Component).To(Equal("bomb"))
@@ -371,9 +317,7 @@ var _ = Describe("Run modes and the handle", Label("run-modes"), func() {
 	It("stops once: Stop drains, Wait returns nil, a second Stop says it is already stopped", func() {
 		sw := &failSwitch{}
 		events := newEventLog()
-		r, err := supervision.Run(context.Background(), idleTopology(sw, 1), supervision.WithEvents(events.record))
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stopQuietly, r)
+		r := sheltertest.Start(GinkgoTB(), idleTopology(sw, 1), supervision.WithEvents(events.record))
 		Expect(r.Stop(context.Background())).To(Succeed())
 		Expect(r.Wait()).To(Succeed())
 		Expect(r.Stop(context.Background())).To(MatchError(supervision.ErrStopped))

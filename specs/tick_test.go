@@ -1,6 +1,7 @@
 package specs_test
 
 import (
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,13 +15,13 @@ var _ = Describe("Tick tuples", Label("tick"), func() {
 	var (
 		clk          *sheltertest.Clock
 		trace        *Trace
-		fast, slow   *Deliveries[dsl.Tick]
+		fast, slow   *tickLog
 		fastT, slowT []int
 	)
 
 	BeforeEach(func() {
 		clk, trace = NewManualClock(), NewTrace()
-		fast, slow = NewDeliveries[dsl.Tick](), NewDeliveries[dsl.Tick]()
+		fast, slow = &tickLog{}, &tickLog{}
 		// The topology asks for a tick every 10 s; bolt "fast" overrides it with 2 s.
 		b := dsl.New("ticks", dsl.Conf{dsl.TickFrequency: 10, dsl.MessageTimeout: 600})
 		spout := b.Spout("numbers", CountTo(0))
@@ -30,11 +31,11 @@ var _ = Describe("Tick tuples", Label("tick"), func() {
 		b.Anchored(spout, slowBolt, dsl.Shuffle[Num]())
 		topo := Build(b)
 		fastT, slowT = taskIDs(topo, "fast"), taskIDs(topo, "slow")
-		Run(topo, clk.Option(), trace.Option())
+		sheltertest.Start(GinkgoTB(), topo, clk.Option(), trace.Option())
 	})
 
 	// perTask counts the ticks each task of a bolt received, in task order.
-	perTask := func(d *Deliveries[dsl.Tick], tasks []int) func() []int {
+	perTask := func(d *tickLog, tasks []int) func() []int {
 		return func() []int {
 			byTask := d.ByTask()
 			out := make([]int, len(tasks))
@@ -59,13 +60,13 @@ var _ = Describe("Tick tuples", Label("tick"), func() {
 		Expect(perTask(fast, fastT)()).To(Equal([]int{5, 5}))
 
 		By("each tick carries its rate")
-		for _, d := range fast.All() {
-			Expect([]any{d.Value.RateSecs, d.Value.Period}).To(Equal([]any{2, 2 * time.Second}))
+		for _, t := range fast.All() {
+			Expect([]any{t.RateSecs, t.Period}).To(Equal([]any{2, 2 * time.Second}))
 		}
-		for _, d := range slow.All() {
-			Expect([]any{d.Value.RateSecs, d.Value.Period}).To(Equal([]any{10, 10 * time.Second}))
+		for _, t := range slow.All() {
+			Expect([]any{t.RateSecs, t.Period}).To(Equal([]any{10, 10 * time.Second}))
 		}
-		Expect(slow.All()[0].Value.Time).To(Equal(NewManualClock().Now().Add(10*time.Second)), "the clock's time at the tick")
+		Expect(slow.All()[0].Time).To(Equal(NewManualClock().Now().Add(10*time.Second)), "the clock's time at the tick")
 	})
 
 	It("delivers tick tuples from component __system, task -1, on no declared stream (Storm's __tick)", func() {
@@ -91,8 +92,51 @@ var _ = Describe("Tick tuples", Label("tick"), func() {
 	})
 })
 
+// tickLog records the ticks each task of a bolt got. sheltertest.Recorder
+// records inputs, not ticks, so the tick specs keep this small log.
+type tickLog struct {
+	mu     sync.Mutex         // mu guards all and byTask
+	all    []dsl.Tick         // every tick, in the order recorded
+	byTask map[int][]dsl.Tick // task id -> its ticks
+}
+
+func (l *tickLog) add(task int, t dsl.Tick) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byTask == nil {
+		l.byTask = map[int][]dsl.Tick{}
+	}
+	l.all = append(l.all, t)
+	l.byTask[task] = append(l.byTask[task], t)
+}
+
+// All returns every tick recorded, in order.
+func (l *tickLog) All() []dsl.Tick {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]dsl.Tick(nil), l.all...)
+}
+
+// Len returns how many ticks were recorded.
+func (l *tickLog) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.all)
+}
+
+// ByTask returns the ticks of each task that got one.
+func (l *tickLog) ByTask() map[int][]dsl.Tick {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[int][]dsl.Tick, len(l.byTask))
+	for task, ticks := range l.byTask {
+		out[task] = append([]dsl.Tick(nil), ticks...)
+	}
+	return out
+}
+
 // tickBolt is an auto-ack bolt of Num whose handlers record every tick they get.
-func tickBolt(ticks *Deliveries[dsl.Tick]) *dsl.BoltSpec {
+func tickBolt(ticks *tickLog) *dsl.BoltSpec {
 	return dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
 		return &tickRecorder{info: info, ticks: ticks}
 	})
@@ -101,12 +145,12 @@ func tickBolt(ticks *Deliveries[dsl.Tick]) *dsl.BoltSpec {
 // tickRecorder is a Handler that also implements dsl.Ticker.
 type tickRecorder struct {
 	info  dsl.TaskInfo
-	ticks *Deliveries[dsl.Tick]
+	ticks *tickLog
 }
 
 func (r *tickRecorder) Execute(Num, dsl.Emitter) error { return nil }
 
 func (r *tickRecorder) Tick(t dsl.Tick, _ dsl.Collector) error {
-	r.ticks.Add(r.info, t)
+	r.ticks.add(r.info.Task, t)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/sheltertest"
 )
 
 // The status page as a person sees it (issue 15): headless Chromium loads it
@@ -42,7 +43,7 @@ var _ = Describe("The status page in a browser", Label("ui", "observability"), f
 		b.Anchored(numbers, cook, dsl.Shuffle[Num]())
 		b.Anchored(cook, eat, dsl.Shuffle[Cooked]())
 		topo := Build(b)
-		r := Run(topo)
+		r := sheltertest.Start(GinkgoTB(), topo)
 		srv, err := observe.Listen("127.0.0.1:0", topo, r)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(srv.Close)

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/sheltertest"
 )
 
 // Undeclared is a struct type no topology in these specs declares as a stream.
@@ -31,13 +32,13 @@ func validationError(b *dsl.Builder) *dsl.ValidationError {
 }
 
 var _ = Describe("Topology validation", Label("dsl-validation"), func() {
-	// Each entry starts from a valid topology, numbers (spout of Num) -> sink,
+	// Each entry starts from a valid topology, numbers (the kit's source of Num) -> sink,
 	// breaks it in one way, and expects a problem naming the culprit.
 	DescribeTable("rejects each bad form with a message that names the culprit",
 		func(conf dsl.Conf, breakIt func(b *dsl.Builder), message string) {
 			b := dsl.New("bad", conf)
 			b.Streams(Num{})
-			numbers := b.Spout("numbers", CountTo(1))
+			numbers := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 			sink := b.Bolt("sink", relayNum())
 			b.Anchored(numbers, sink, dsl.Shuffle[Num]())
 			breakIt(b)
@@ -80,7 +81,7 @@ var _ = Describe("Topology validation", Label("dsl-validation"), func() {
 			b.Anchored("sink", other, dsl.Shuffle[Undeclared]())
 		}, `edge "sink" -> "other": stream type specs_test.Undeclared is not in the topology's schema`),
 		Entry("a bolt that cannot take the stream", nil, func(b *dsl.Builder) {
-			b.Anchored("numbers", b.Bolt("keyed", CaptureBolt(NewDeliveries[KeyedNum]())), dsl.Shuffle[Num]())
+			b.Anchored("numbers", b.Bolt("keyed", new(sheltertest.Recorder[KeyedNum]).Bolt()), dsl.Shuffle[Num]())
 		}, `edge "numbers" -> "keyed": bolt "keyed" takes specs_test.KeyedNum and cannot accept stream "Num"`),
 		Entry("a bolt with no input", nil, func(b *dsl.Builder) {
 			b.Bolt("lonely", relayNum())
@@ -124,7 +125,7 @@ var _ = Describe("Topology validation", Label("dsl-validation"), func() {
 
 	It("lists every problem of a definition in one error", func() {
 		b := dsl.New("many-problems", dsl.Conf{dsl.MaxSpoutPending: "lots"})
-		numbers := b.Spout("numbers", CountTo(1))
+		numbers := b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout())
 		sink := b.Bolt("sink", relayNum(), dsl.Parallelism(0))
 		b.Anchored(numbers, sink, dsl.Shuffle[Num]())
 		b.Anchored("ghost", sink, dsl.Shuffle[Num]())
@@ -147,7 +148,7 @@ var _ = Describe("Topology validation", Label("dsl-validation"), func() {
 
 	It("accepts the valid base topology", func() {
 		b := dsl.New("good", nil)
-		b.Anchored(b.Spout("numbers", CountTo(1)), b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
+		b.Anchored(b.Spout("numbers", sheltertest.NewSource(Num{N: 1}).Spout()), b.Bolt("sink", relayNum()), dsl.Shuffle[Num]())
 		Expect(b.Build()).NotTo(BeNil())
 	})
 })

@@ -109,7 +109,7 @@ func runWindows(b *dsl.Builder, clk *sheltertest.Clock, opts ...supervision.Opti
 	// A sliding window always holds some trees open: the drain on Stop need
 	// not wait for them (the spout nacks them, as they are abandoned).
 	opts = append([]supervision.Option{clk.Option(), trace.Option(), supervision.WithDrainTimeout(20 * time.Millisecond)}, opts...)
-	return &windowRun{clk: clk, trace: trace, r: Run(Build(b), opts...)}
+	return &windowRun{clk: clk, trace: trace, r: sheltertest.Start(GinkgoTB(), Build(b), opts...)}
 }
 
 // nudge wakes the spout, which backs off for 1 ms of the manual clock when
@@ -171,11 +171,11 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 		clk   *sheltertest.Clock
 		src   *sheltertest.Source[Num]
 		calls *WindowCalls
-		sums  *Deliveries[Sum]
+		sums  *sheltertest.Recorder[Sum]
 	)
 
 	BeforeEach(func() {
-		clk, src, calls, sums = NewManualClock(), sheltertest.NewSource[Num](), &WindowCalls{}, NewDeliveries[Sum]()
+		clk, src, calls, sums = NewManualClock(), sheltertest.NewSource[Num](), &WindowCalls{}, new(sheltertest.Recorder[Sum])
 	})
 
 	// feed pushes values into the source and waits until the window executed
@@ -198,24 +198,24 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 		}
 
 		It("calls the handler every 3 tuples with the last 5, and acks each tuple when the last window holding it has closed", func() {
-			w := runWindows(build(CaptureBolt(sums)), clk)
+			w := runWindows(build(sums.Bolt()), clk)
 			feed(w, 2, nums(1, 2)...)
 			Consistently(calls.Len).Should(BeZero())
 			Expect(src.Outcomes()).To(BeEmpty(), "nothing is acked on arrival")
 
 			feed(w, 3, nums(3)...)
 			Eventually(calls.Len).Should(Equal(1))
-			Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}), "1 is in no later window; 2 and 3 are")
-			Consistently(func() []int { return AckedIDs(src) }).Should(Equal([]int{1}))
+			Eventually(func() []int { return src.Acked() }).Should(Equal([]int{1}), "1 is in no later window; 2 and 3 are")
+			Consistently(func() []int { return src.Acked() }).Should(Equal([]int{1}))
 
 			feed(w, 6, nums(4, 5, 6)...)
 			Eventually(calls.Len).Should(Equal(2))
-			Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2, 3, 4))
+			Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2, 3, 4))
 
 			feed(w, 10, nums(7, 8, 9, 10)...)
 			Eventually(calls.Len).Should(Equal(3))
-			Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2, 3, 4, 5, 6, 7))
-			Consistently(func() []int { return AckedIDs(src) }).Should(HaveLen(7), "8, 9 and 10 are in the next window")
+			Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2, 3, 4, 5, 6, 7))
+			Consistently(func() []int { return src.Acked() }).Should(HaveLen(7), "8, 9 and 10 are in the next window")
 
 			Expect(withoutTimes(calls.All())).To(Equal([]WindowCall{
 				call([]int{1, 2, 3}, []int{1, 2, 3}, []int{}),
@@ -234,13 +234,13 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 
 			By("stopping: the trees the window still holds are abandoned, each message settled once")
 			Stop(w.r)
-			Expect(NackedIDs(src)).To(ConsistOf(8, 9, 10))
+			Expect(src.Nacked()).To(ConsistOf(8, 9, 10))
 			Expect(src.Verify()).To(Succeed())
 		})
 
 		It("fails every tuple of a window whose emit fails downstream", func() {
 			failSum20 := dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Sum] {
-				return ManualFunc[Sum](func(s Sum, in dsl.Tuple, c dsl.Collector) error {
+				return sheltertest.ManualFunc[Sum](func(s Sum, in dsl.Tuple, c dsl.Collector) error {
 					if s.N == 20 {
 						c.Fail(in)
 					} else {
@@ -251,17 +251,17 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 			})
 			w := runWindows(build(failSum20), clk)
 			feed(w, 6, nums(1, 2, 3, 4, 5, 6)...)
-			Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(2, 3, 4, 5, 6),
+			Eventually(func() []int { return src.Nacked() }).Should(ConsistOf(2, 3, 4, 5, 6),
 				"the sum of 2..6 failed: every tuple of its window fails")
-			Expect(AckedIDs(src)).To(Equal([]int{1}))
+			Expect(src.Acked()).To(Equal([]int{1}))
 
 			By("the window acks 2, 3 and 4 as usual; their trees have failed already, so nothing changes")
 			feed(w, 9, nums(7, 8, 9)...)
 			Eventually(calls.Len).Should(Equal(3))
-			Eventually(func() []int { return AckedIDs(src) }).Should(Equal([]int{1, 7}))
+			Eventually(func() []int { return src.Acked() }).Should(Equal([]int{1, 7}))
 			Consistently(func() int { return len(src.Outcomes()) }).Should(Equal(7))
 			Stop(w.r)
-			Expect(NackedIDs(src)).To(ConsistOf(2, 3, 4, 5, 6, 8, 9))
+			Expect(src.Nacked()).To(ConsistOf(2, 3, 4, 5, 6, 8, 9))
 			Expect(src.Verify()).To(Succeed())
 		})
 	})
@@ -272,7 +272,7 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 		spout := b.Spout("source", src.Spout())
 		window := b.Bolt("window", RecordingWindow(calls, numKey, dsl.WindowSpec[Num]{Length: 10 * time.Second, Now: clk.Now}))
 		b.Anchored(spout, window, dsl.Shuffle[Num]())
-		b.Anchored(window, b.Bolt("sums", CaptureBolt(sums)), dsl.Shuffle[Sum]())
+		b.Anchored(window, b.Bolt("sums", sums.Bolt()), dsl.Shuffle[Sum]())
 		t0 := clk.Now() // a multiple of 10 s: windows are aligned to the epoch
 		w := runWindows(b, clk)
 
@@ -285,14 +285,14 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 
 		w.advanceTo(t0.Add(10 * time.Second))
 		Eventually(calls.Len).Should(Equal(1))
-		Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2, 3, 4))
+		Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2, 3, 4))
 
 		feed(w, 6, nums(5, 6)...) // just after t0 + 10 s
 		w.advanceTo(t0.Add(20*time.Second - time.Millisecond))
 		Consistently(calls.Len).Should(Equal(1))
 		w.advanceTo(t0.Add(20 * time.Second))
 		Eventually(calls.Len).Should(Equal(2))
-		Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2, 3, 4, 5, 6))
+		Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2, 3, 4, 5, 6))
 		clk.Advance(20 * time.Second)
 		Consistently(calls.Len).Should(Equal(2), "no call for empty windows")
 
@@ -319,7 +319,7 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 			{11, at("08:00:28")}, // late after the second watermark, 08:00:34
 		}
 		readings := sheltertest.NewSource(events[:6]...)
-		lateOnes := NewDeliveries[LateReading]()
+		lateOnes := new(sheltertest.Recorder[LateReading])
 		b := dsl.New("event-time", windowConf)
 		b.Streams(Sum{}, LateReading{})
 		spout := b.Spout("source", readings.Spout())
@@ -331,8 +331,8 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 			Late:              func(r Reading) any { return LateReading{r} },
 		}))
 		b.Anchored(spout, window, dsl.Shuffle[Reading]())
-		b.Anchored(window, b.Bolt("sums", CaptureBolt(sums)), dsl.Shuffle[Sum]())
-		b.Anchored(window, b.Bolt("late", CaptureBolt(lateOnes)), dsl.Shuffle[LateReading]())
+		b.Anchored(window, b.Bolt("sums", sums.Bolt()), dsl.Shuffle[Sum]())
+		b.Anchored(window, b.Bolt("late", lateOnes.Bolt()), dsl.Shuffle[LateReading]())
 		t0 := clk.Now()
 		w := runWindows(b, clk)
 		Eventually(w.received("window", 6)).Should(BeTrue())
@@ -340,20 +340,20 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 		By("at 09:00:01 the watermark is 06:00:31 (06:00:36 - 5 s): three windows close")
 		w.advanceTo(t0.Add(time.Second))
 		Eventually(calls.Len).Should(Equal(3))
-		Eventually(func() []int { return AckedIDs(readings) }).Should(ConsistOf(1, 2, 3, 4), "e5 and e6 are in later windows")
+		Eventually(func() []int { return readings.Acked() }).Should(ConsistOf(1, 2, 3, 4), "e5 and e6 are in later windows")
 
 		By("at 09:00:02 the watermark is 08:00:34: two windows of the first run close, and the next one with tuples")
 		readings.Push(events[6:10]...)
 		w.until(w.received("window", 10), "the window executing e7..e10")
 		w.advanceTo(t0.Add(2 * time.Second))
 		Eventually(calls.Len).Should(Equal(6))
-		Eventually(func() []int { return AckedIDs(readings) }).Should(ConsistOf(1, 2, 3, 4, 5, 6))
+		Eventually(func() []int { return readings.Acked() }).Should(ConsistOf(1, 2, 3, 4, 5, 6))
 
 		By("e11 at 08:00:28 is older than the watermark: late")
 		readings.Push(events[10])
 		w.until(func() bool { return lateOnes.Len() == 1 }, "e11 on the late stream")
-		Expect(lateOnes.All()[0].Value).To(Equal(LateReading{events[10]}))
-		Eventually(func() []int { return AckedIDs(readings) }).Should(ConsistOf(1, 2, 3, 4, 5, 6, 11), "a late tuple is acked, after its late emit")
+		Expect(lateOnes.All()[0]).To(Equal(LateReading{events[10]}))
+		Eventually(func() []int { return readings.Acked() }).Should(ConsistOf(1, 2, 3, 4, 5, 6, 11), "a late tuple is acked, after its late emit")
 		clk.Advance(time.Second)
 		Consistently(calls.Len).Should(Equal(6), "a late tuple joins no window")
 
@@ -371,7 +371,7 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 			expect([]int{7, 8, 9}, []int{7, 8, 9}, []int{6}, "08:00:10", "08:00:30"),
 		}))
 		Stop(w.r)
-		Expect(NackedIDs(readings)).To(ConsistOf(7, 8, 9, 10), "held when the topology stopped")
+		Expect(readings.Nacked()).To(ConsistOf(7, 8, 9, 10), "held when the topology stopped")
 		Expect(readings.Verify()).To(Succeed())
 	})
 
@@ -391,7 +391,7 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 		}
 		window := b.Bolt("window", recording)
 		b.Anchored(spout, window, dsl.Shuffle[Num]())
-		b.Anchored(window, b.Bolt("sums", CaptureBolt(sums)), dsl.Shuffle[Sum]())
+		b.Anchored(window, b.Bolt("sums", sums.Bolt()), dsl.Shuffle[Sum]())
 		restarting := make(chan time.Duration, 1)
 		w := runWindows(b, clk, Restarts(10*time.Millisecond, 10*time.Millisecond, 1), supervision.WithEvents(func(e supervision.Event) {
 			if e.Kind == supervision.Restarting {
@@ -400,27 +400,27 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 		}))
 
 		feed(w, 5, nums(1, 2, 3, 4, 5)...)
-		Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2, 3))
+		Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2, 3))
 
 		By("failing the window's task with 4 and 5 in its open window")
 		mu.Lock()
 		failWindow(errors.New("restart in the middle of a window"))
 		mu.Unlock()
-		Eventually(func() []int { return NackedIDs(src) }).Should(ConsistOf(4, 5), "the spout abandons the trees it had open")
+		Eventually(func() []int { return src.Nacked() }).Should(ConsistOf(4, 5), "the spout abandons the trees it had open")
 		var delay time.Duration
 		Eventually(restarting).Should(Receive(&delay))
 		clk.Advance(delay) // the back-off runs on the manual clock
 		Eventually(func() int { return w.r.Stats().Incarnation }).Should(Equal(2))
 
 		By("the spout replays 4 and 5 (as ids 6 and 7), then 6 follows")
-		nacked := NackedIDs(src) // in the order Abandon nacked them, which is any
+		nacked := src.Nacked() // in the order Abandon nacked them, which is any
 		sort.Ints(nacked)
 		for _, id := range nacked {
 			src.Push(Num{id}) // message n carries Num{n}
 		}
 		src.Push(Num{6})
 		w.until(func() bool { return calls.Len() == 2 }, "the second window")
-		Eventually(func() []int { return AckedIDs(src) }).Should(ConsistOf(1, 2, 3, 6, 7, 8))
+		Eventually(func() []int { return src.Acked() }).Should(ConsistOf(1, 2, 3, 6, 7, 8))
 		Expect(withoutTimes(calls.All())).To(Equal([]WindowCall{
 			call([]int{1, 2, 3}, []int{1, 2, 3}, []int{}),
 			call([]int{4, 5, 6}, []int{4, 5, 6}, []int{}), // the new incarnation's first window
