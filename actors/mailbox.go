@@ -105,7 +105,10 @@ func (m *mailbox) PostUserMessage(msg any) {
 
 // putData parks until the data lane has room; it reports false if the mailbox
 // was closed first.
-func (m *mailbox) putData(msg any) bool {
+func (m *mailbox) putData(msg any) bool { return m.putDataUnless(msg, nil) }
+
+// putDataUnless is putData that also gives up when abort closes.
+func (m *mailbox) putDataUnless(msg any, abort <-chan struct{}) bool {
 	m.pending.Add(1)
 	select {
 	case m.data <- msg:
@@ -113,6 +116,9 @@ func (m *mailbox) putData(msg any) bool {
 		select {
 		case m.data <- msg:
 		case <-m.closed:
+			m.pending.Add(-1)
+			return false
+		case <-abort:
 			m.pending.Add(-1)
 			return false
 		}
@@ -242,6 +248,7 @@ func (m *mailbox) run() {
 		}
 		if msg = m.control.pop(); msg != nil {
 			m.pending.Add(-1)
+			m.tickBefore(msg)
 			m.servedNonTick = true
 			m.invoker.InvokeUserMessage(msg)
 			dirty = true
@@ -250,6 +257,7 @@ func (m *mailbox) run() {
 		select {
 		case msg = <-m.data:
 			m.pending.Add(-1)
+			m.tickBefore(msg)
 			m.servedNonTick = true
 			m.invoker.InvokeUserMessage(msg)
 			dirty = true
@@ -268,6 +276,17 @@ func (m *mailbox) run() {
 		dirty = false
 		msg = idleMsg
 		m.invoker.InvokeUserMessage(idleMsg)
+	}
+}
+
+// tickBefore serves a pending tick before msg if msg is a barrier's settle:
+// the barrier waits for the ticks posted before it too (barrier.go).
+func (m *mailbox) tickBefore(msg any) {
+	if _, ok := msg.(settle); !ok {
+		return
+	}
+	if t, ok := m.takeTick(); ok {
+		m.invoker.InvokeUserMessage(t)
 	}
 }
 

@@ -68,6 +68,9 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		panic(taskFailure(m))
 	case idle:
 		s.out.flush()
+	case settle:
+		s.out.flush()
+		close(m.done)
 	case activate:
 		s.trace.in("Activate")
 		s.active = true
