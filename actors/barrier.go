@@ -3,6 +3,7 @@ package actors
 import (
 	"reflect"
 	"runtime"
+	"sync"
 )
 
 // The barrier makes a test's manual clock (clock.Manual) wait for the tasks,
@@ -32,6 +33,15 @@ import (
 // operations). The mailbox serves a pending tick right before a settle message
 // (mailbox.tickBefore), however ticks and other messages interleave.
 //
+// A spout's Next is not waited for: a source may block there until the test
+// gives it data (or answers it), so a barrier that waited for it would wait for
+// the test. A spout passes a barrier when it handles the settle message, or
+// when it is about to call Next, or is in Next, with nothing it emitted before
+// still held in its outbox and no acks or nacks waiting for it (nextGate):
+// what that Next emits comes after the barrier. So a test that advances the clock after a message was handed out,
+// but before it could be seen downstream, may find that Advance did not wait
+// for it: wait for a bolt to receive it first.
+//
 // Called from inside a task (a bolt's Execute or Tick, a spout's Next, a
 // Post'ed function), settle waits for nothing: the task cannot handle a settle
 // message while it waits, and the others may be parked sending to it (a full
@@ -42,11 +52,91 @@ type barrier struct {
 	inc    *incarnation
 	groups [][]int      // task ids: spouts, bolts, ackers, spouts
 	bolts  map[int]bool // bolt task ids: their settle messages go on the data lane
+	spouts map[int]bool // spout task ids: they may pass the barrier at a Next
 }
 
 // settle is the message of the barrier: the task handles what was queued
 // before it, flushes what it holds and closes done.
 type settle struct{ done chan struct{} }
+
+// nextGate is where a barrier meets a spout task around its Next calls.
+type nextGate struct {
+	mu      sync.Mutex // mu guards inNext and waiting
+	inNext  bool       // the spout is in Next with nothing held from before
+	waiting []waiter   // barriers waiting for the spout
+}
+
+// waiter is a barrier waiting for a spout to take the first mark messages its
+// control lane ever got (all those sent before the barrier came).
+type waiter struct {
+	done chan struct{}
+	mark uint64
+}
+
+// wait registers a barrier's done, or closes it at once if the spout is in a
+// Next with nothing held and nothing queued for it on control (the acks and
+// nacks the barrier waits to see handled): then it reports false, and no
+// settle message is needed.
+func (g *nextGate) wait(done chan struct{}, control *queue) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	pushed, popped := control.marks()
+	if g.inNext && popped == pushed {
+		close(done)
+		return false
+	}
+	g.waiting = append(g.waiting, waiter{done: done, mark: pushed})
+	return true
+}
+
+// release lets go the barriers whose control messages the spout has all taken
+// (handled, or being handled: the message it is in); the spout calls it with
+// nothing held.
+func (g *nextGate) release(control *queue) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.releaseLocked(control)
+}
+
+func (g *nextGate) releaseLocked(control *queue) {
+	_, popped := control.marks()
+	kept := g.waiting[:0]
+	for _, w := range g.waiting {
+		if w.mark <= popped {
+			close(w.done)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(g.waiting[len(kept):])
+	g.waiting = kept
+}
+
+// enter is called by the spout right before Next: barriers waiting are let go
+// once what it holds is flushed (flush), as far as it took their control
+// messages, and while Next runs, later barriers pass when nothing is held
+// (held) and nothing queued. Whatever Next emits comes after them.
+func (g *nextGate) enter(control *queue, flush func(), held func() bool) {
+	g.mu.Lock()
+	waiting := len(g.waiting) > 0
+	g.mu.Unlock()
+	if waiting {
+		flush() // unlocked: it may park on a full ring
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !held() { // the spout emits nothing meanwhile: barriers that came since may go too
+		g.releaseLocked(control)
+		g.inNext = true
+	}
+}
+
+// leave is called by the spout when Next returns.
+func (g *nextGate) leave() {
+	g.mu.Lock()
+	g.inNext = false
+	g.mu.Unlock()
+}
 
 // settler is the clock.Manual side of the barrier.
 type settler interface {
@@ -70,9 +160,12 @@ func newBarrier(inc *incarnation) *barrier {
 			bolts = append(bolts, t.ID)
 		}
 	}
-	b := &barrier{inc: inc, groups: [][]int{spouts, bolts, ackers, spouts}, bolts: map[int]bool{}}
+	b := &barrier{inc: inc, groups: [][]int{spouts, bolts, ackers, spouts}, bolts: map[int]bool{}, spouts: map[int]bool{}}
 	for _, id := range bolts {
 		b.bolts[id] = true
+	}
+	for _, id := range spouts {
+		b.spouts[id] = true
 	}
 	return b
 }
@@ -98,10 +191,17 @@ func (b *barrier) through(group []int) bool {
 	for i, id := range group {
 		dones[i] = make(chan struct{})
 		box, msg := b.inc.boxes[id], settle{done: dones[i]}
-		if !b.bolts[id] {
+		switch {
+		case b.bolts[id]:
+			if !box.putDataUnless(msg, b.inc.halted) {
+				return false
+			}
+		case b.spouts[id]:
+			if box.gate.wait(dones[i], &box.control) {
+				box.PostUserMessage(msg)
+			}
+		default:
 			box.PostUserMessage(msg)
-		} else if !box.putDataUnless(msg, b.inc.halted) {
-			return false
 		}
 	}
 	for _, done := range dones {

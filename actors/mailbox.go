@@ -24,15 +24,25 @@ const yieldEvery = 256
 
 // queue is an unbounded FIFO used by the system and control lanes.
 type queue struct {
-	mu    sync.Mutex // mu guards items and head
-	items []any
-	head  int
+	mu     sync.Mutex // mu guards items, head, pushed and popped
+	items  []any
+	head   int
+	pushed uint64 // messages ever pushed and popped, for a barrier (nextGate)
+	popped uint64
 }
 
 func (q *queue) push(m any) {
 	q.mu.Lock()
 	q.items = append(q.items, m)
+	q.pushed++
 	q.mu.Unlock()
+}
+
+// marks returns how many messages were ever pushed and popped.
+func (q *queue) marks() (pushed, popped uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pushed, q.popped
 }
 
 func (q *queue) pop() any {
@@ -44,6 +54,7 @@ func (q *queue) pop() any {
 	m := q.items[q.head]
 	q.items[q.head] = nil
 	q.head++
+	q.popped++
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
 	} else if q.head > 1024 && q.head*2 > len(q.items) {
@@ -85,6 +96,8 @@ type mailbox struct {
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
+
+	gate nextGate // a spout task's, for a test clock's barrier (barrier.go)
 }
 
 func newMailbox(slots int) *mailbox {
