@@ -1,9 +1,12 @@
 package actors
 
 import (
+	"bytes"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
+	"time"
 )
 
 // The barrier makes a test's manual clock (clock.Manual) wait for the tasks,
@@ -33,14 +36,20 @@ import (
 // operations). The mailbox serves a pending tick right before a settle message
 // (mailbox.tickBefore), however ticks and other messages interleave.
 //
-// A spout's Next is not waited for: a source may block there until the test
-// gives it data (or answers it), so a barrier that waited for it would wait for
-// the test. A spout passes a barrier when it handles the settle message, or
-// when it is about to call Next, or is in Next, with nothing it emitted before
-// still held in its outbox and no acks or nacks waiting for it (nextGate):
-// what that Next emits comes after the barrier. So a test that advances the clock after a message was handed out,
-// but before it could be seen downstream, may find that Advance did not wait
-// for it: wait for a bolt to receive it first.
+// A spout's Next is not always waited for: a source may block there until the
+// test gives it data (or answers it), so a barrier that waited for it would
+// wait for the test. A spout passes a barrier when it handles the settle
+// message, or when it is about to call Next, or is in Next, with nothing it
+// emitted before still held in its outbox and nothing queued for it
+// (nextGate): what that Next emits comes after the barrier. When acks or
+// nacks are queued for it (the outcomes of the trees a rotation expired), the
+// barrier waits for the Next under way to return, unless the spout's goroutine
+// is seen blocked in it (on a channel, a lock, a sleep): those outcomes reach
+// the source when that Next returns. And a spout about to call Next with acks
+// or nacks queued that a barrier waits for ends its burst to serve them first.
+// So a test that advances the clock after a message was handed out, but before
+// it could be seen downstream, may find that Advance did not wait for it: wait
+// for a bolt to receive it first.
 //
 // Called from inside a task (a bolt's Execute or Tick, a spout's Next, a
 // Post'ed function), settle waits for nothing: the task cannot handle a settle
@@ -61,8 +70,10 @@ type settle struct{ done chan struct{} }
 
 // nextGate is where a barrier meets a spout task around its Next calls.
 type nextGate struct {
-	mu      sync.Mutex // mu guards inNext and waiting
+	mu      sync.Mutex // mu guards every field below
 	inNext  bool       // the spout is in Next with nothing held from before
+	seq     uint64     // Next calls entered, to tell one from the next
+	goid    string     // the goroutine running the current Next
 	waiting []waiter   // barriers waiting for the spout
 }
 
@@ -73,20 +84,44 @@ type waiter struct {
 	mark uint64
 }
 
-// wait registers a barrier's done, or closes it at once if the spout is in a
-// Next with nothing held and nothing queued for it on control (the acks and
-// nacks the barrier waits to see handled): then it reports false, and no
-// settle message is needed.
-func (g *nextGate) wait(done chan struct{}, control *queue) bool {
+// wait registers a barrier's done, or closes it if the spout is in a Next with
+// nothing held and nothing queued for it: then it reports false, and no settle
+// message is needed. If something is queued for a spout in Next (acks and
+// nacks), wait waits until that Next returns, unless the spout is seen blocked
+// in it (waiting for the test, maybe), or halted closes.
+func (g *nextGate) wait(done chan struct{}, control *queue, halted <-chan struct{}) bool {
+	for {
+		g.mu.Lock()
+		pushed, popped := control.marks()
+		if !g.inNext {
+			g.waiting = append(g.waiting, waiter{done: done, mark: pushed})
+			g.mu.Unlock()
+			return true
+		}
+		seq, goid := g.seq, g.goid
+		g.mu.Unlock()
+		if pushed == popped || blocked(goid) {
+			close(done)
+			return false
+		}
+		for g.inSameNext(seq) { // running: it returns soon
+			select {
+			case <-halted:
+				close(done)
+				return false
+			case <-time.After(20 * time.Microsecond):
+			}
+			if blocked(goid) {
+				break
+			}
+		}
+	}
+}
+
+func (g *nextGate) inSameNext(seq uint64) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	pushed, popped := control.marks()
-	if g.inNext && popped == pushed {
-		close(done)
-		return false
-	}
-	g.waiting = append(g.waiting, waiter{done: done, mark: pushed})
-	return true
+	return g.inNext && g.seq == seq
 }
 
 // release lets go the barriers whose control messages the spout has all taken
@@ -95,10 +130,6 @@ func (g *nextGate) wait(done chan struct{}, control *queue) bool {
 func (g *nextGate) release(control *queue) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.releaseLocked(control)
-}
-
-func (g *nextGate) releaseLocked(control *queue) {
 	_, popped := control.marks()
 	kept := g.waiting[:0]
 	for _, w := range g.waiting {
@@ -112,13 +143,22 @@ func (g *nextGate) releaseLocked(control *queue) {
 	g.waiting = kept
 }
 
-// enter is called by the spout right before Next: barriers waiting are let go
-// once what it holds is flushed (flush), as far as it took their control
-// messages, and while Next runs, later barriers pass when nothing is held
-// (held) and nothing queued. Whatever Next emits comes after them.
-func (g *nextGate) enter(control *queue, flush func(), held func() bool) {
+// enter is called by the spout right before Next. If a barrier waits for
+// messages still on the control lane (acks and nacks to hand to the source),
+// it reports false: the spout ends its burst and serves them first. Else the
+// barriers waiting are let go once what the spout holds is flushed (flush),
+// and while Next runs, later barriers pass if nothing is held (held) and
+// nothing queued. Whatever Next emits comes after them.
+func (g *nextGate) enter(control *queue, flush func(), held func() bool) bool {
 	g.mu.Lock()
+	_, popped := control.marks()
 	waiting := len(g.waiting) > 0
+	for _, w := range g.waiting {
+		if w.mark > popped {
+			g.mu.Unlock()
+			return false
+		}
+	}
 	g.mu.Unlock()
 	if waiting {
 		flush() // unlocked: it may park on a full ring
@@ -126,9 +166,19 @@ func (g *nextGate) enter(control *queue, flush func(), held func() bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !held() { // the spout emits nothing meanwhile: barriers that came since may go too
-		g.releaseLocked(control)
-		g.inNext = true
+		g.release0Locked()
+		g.inNext, g.seq, g.goid = true, g.seq+1, goroutineID()
 	}
+	return true
+}
+
+// release0Locked lets every waiting barrier go.
+func (g *nextGate) release0Locked() {
+	for _, w := range g.waiting {
+		close(w.done)
+	}
+	clear(g.waiting)
+	g.waiting = g.waiting[:0]
 }
 
 // leave is called by the spout when Next returns.
@@ -136,6 +186,42 @@ func (g *nextGate) leave() {
 	g.mu.Lock()
 	g.inNext = false
 	g.mu.Unlock()
+}
+
+// goroutineID returns the calling goroutine's id, as its stack's header
+// ("goroutine 42 [running]:") shows it.
+func goroutineID() string {
+	var buf [64]byte
+	header := buf[:runtime.Stack(buf[:], false)]
+	header, _, _ = bytes.Cut(bytes.TrimPrefix(header, []byte("goroutine ")), []byte(" "))
+	return string(header)
+}
+
+// blocked reports whether goroutine id waits (on a channel, a lock, a timer,
+// I/O): it will not go on by itself. A goroutine that is running or ready to
+// run, or that no longer exists, does not count.
+func blocked(id string) bool {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	_, rest, found := bytes.Cut(buf, []byte("goroutine "+id+" ["))
+	if !found {
+		return false
+	}
+	state, _, _ := bytes.Cut(rest, []byte("]"))
+	state, _, _ = bytes.Cut(state, []byte(","))
+	switch s := string(state); {
+	case s == "running", s == "runnable", s == "preempted", s == "syscall",
+		strings.HasPrefix(s, "GC"), strings.HasPrefix(s, "garbage collection"):
+		return false
+	}
+	return true
 }
 
 // settler is the clock.Manual side of the barrier.
@@ -197,7 +283,7 @@ func (b *barrier) through(group []int) bool {
 				return false
 			}
 		case b.spouts[id]:
-			if box.gate.wait(dones[i], &box.control) {
+			if box.gate.wait(dones[i], &box.control, b.inc.halted) {
 				box.PostUserMessage(msg)
 			}
 		default:

@@ -176,6 +176,9 @@ func (s *spoutTask) burst() {
 			s.out.flush()
 			return // an ack or nack resumes
 		}
+		if s.settling && !s.box.gate.enter(&s.box.control, s.out.flush, s.out.holds) {
+			break // a barrier waits for acks or nacks queued: serve them first
+		}
 		s.trace.in("Next")
 		if !s.next() {
 			// The wait is armed before the flush, so whoever sees the tuples
@@ -198,16 +201,15 @@ func (s *spoutTask) burst() {
 	s.resume()
 }
 
-// next calls the source's Next. Under a test's manual clock it tells the
-// clock's barrier (barrier.go) that the spout is in Next, which the barrier
-// does not wait for, once what the spout holds is flushed.
+// next calls the source's Next; under a test's manual clock it tells the
+// clock's barrier (barrier.go) when the spout is in Next.
 func (s *spoutTask) next() bool {
 	if !s.settling {
 		return s.impl.Next(s)
 	}
-	s.box.gate.enter(&s.box.control, s.out.flush, s.out.holds)
-	defer s.box.gate.leave()
-	return s.impl.Next(s)
+	ok := s.impl.Next(s)
+	s.box.gate.leave()
+	return ok
 }
 
 func (s *spoutTask) backOff() {
