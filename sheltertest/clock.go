@@ -42,9 +42,14 @@ func (c *Clock) Option() supervision.Option {
 // Advance waits for no task when it is called from inside one (a bolt's
 // Execute or Tick, a spout's Next): that task cannot go on while it waits, and
 // the others may be waiting for it. It only runs the callbacks then. For the
-// same reason, do not call it from a goroutine a task waits for. A task blocked
-// in user code (a Next waiting for the test) blocks Advance until it returns;
-// Advance gives up waiting when the topology stops or a task fails.
+// same reason, do not call it from a goroutine a task waits for. A bolt busy
+// in user code (an Execute waiting for the test) holds Advance until it
+// returns. A spout's Next does not: a source may wait there for data, so
+// Advance waits only for what the spout emitted before it, and for the Next
+// to return when acks or nacks wait for the spout, unless it is seen blocked.
+// So advance after a message was seen downstream, not as soon as the source
+// handed it out. Advance gives up waiting when the topology stops or a task
+// fails.
 func (c *Clock) Advance(d time.Duration) { c.m.Advance(d) }
 
 // Now returns the clock's time.
