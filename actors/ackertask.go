@@ -55,6 +55,9 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 		}
 	case idle:
 		a.flush()
+	case settle:
+		a.flush()
+		close(m.done)
 	case activate:
 		a.trace.in("Activate")
 		close(m.done)

@@ -48,9 +48,10 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		b.consumed += int64(m.len())
 		putBatch(m)
 	case idle:
-		b.out.flush()
-		b.inc.gauge.add(-b.consumed)
-		b.consumed = 0
+		b.flush()
+	case settle:
+		b.flush()
+		close(m.done)
 	case invoke:
 		m.fn(b)
 	case failTask:
@@ -87,6 +88,14 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		closeImpl(b.impl, b.log)
 	}
 	b.publish()
+}
+
+// flush sends what the task holds and counts its executed inputs out of the
+// drain gauge (after what they emitted is counted in).
+func (b *boltTask) flush() {
+	b.out.flush()
+	b.inc.gauge.add(-b.consumed)
+	b.consumed = 0
 }
 
 // publish adds the emits and acks counted since the last message to the task's

@@ -24,15 +24,25 @@ const yieldEvery = 256
 
 // queue is an unbounded FIFO used by the system and control lanes.
 type queue struct {
-	mu    sync.Mutex // mu guards items and head
-	items []any
-	head  int
+	mu     sync.Mutex // mu guards items, head, pushed and popped
+	items  []any
+	head   int
+	pushed uint64 // messages ever pushed and popped, for a barrier (nextGate)
+	popped uint64
 }
 
 func (q *queue) push(m any) {
 	q.mu.Lock()
 	q.items = append(q.items, m)
+	q.pushed++
 	q.mu.Unlock()
+}
+
+// marks returns how many messages were ever pushed and popped.
+func (q *queue) marks() (pushed, popped uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pushed, q.popped
 }
 
 func (q *queue) pop() any {
@@ -44,6 +54,7 @@ func (q *queue) pop() any {
 	m := q.items[q.head]
 	q.items[q.head] = nil
 	q.head++
+	q.popped++
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
 	} else if q.head > 1024 && q.head*2 > len(q.items) {
@@ -85,6 +96,8 @@ type mailbox struct {
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
+
+	gate nextGate // a spout task's, for a test clock's barrier (barrier.go)
 }
 
 func newMailbox(slots int) *mailbox {
@@ -105,7 +118,10 @@ func (m *mailbox) PostUserMessage(msg any) {
 
 // putData parks until the data lane has room; it reports false if the mailbox
 // was closed first.
-func (m *mailbox) putData(msg any) bool {
+func (m *mailbox) putData(msg any) bool { return m.putDataUnless(msg, nil) }
+
+// putDataUnless is putData that also gives up when abort closes.
+func (m *mailbox) putDataUnless(msg any, abort <-chan struct{}) bool {
 	m.pending.Add(1)
 	select {
 	case m.data <- msg:
@@ -113,6 +129,9 @@ func (m *mailbox) putData(msg any) bool {
 		select {
 		case m.data <- msg:
 		case <-m.closed:
+			m.pending.Add(-1)
+			return false
+		case <-abort:
 			m.pending.Add(-1)
 			return false
 		}
@@ -242,6 +261,7 @@ func (m *mailbox) run() {
 		}
 		if msg = m.control.pop(); msg != nil {
 			m.pending.Add(-1)
+			m.tickBefore(msg)
 			m.servedNonTick = true
 			m.invoker.InvokeUserMessage(msg)
 			dirty = true
@@ -250,6 +270,7 @@ func (m *mailbox) run() {
 		select {
 		case msg = <-m.data:
 			m.pending.Add(-1)
+			m.tickBefore(msg)
 			m.servedNonTick = true
 			m.invoker.InvokeUserMessage(msg)
 			dirty = true
@@ -268,6 +289,17 @@ func (m *mailbox) run() {
 		dirty = false
 		msg = idleMsg
 		m.invoker.InvokeUserMessage(idleMsg)
+	}
+}
+
+// tickBefore serves a pending tick before msg if msg is a barrier's settle:
+// the barrier waits for the ticks posted before it too (barrier.go).
+func (m *mailbox) tickBefore(msg any) {
+	if _, ok := msg.(settle); !ok {
+		return
+	}
+	if t, ok := m.takeTick(); ok {
+		m.invoker.InvokeUserMessage(t)
 	}
 }
 

@@ -166,6 +166,9 @@ func (o *outbox) flushTo(task int) {
 	}
 }
 
+// holds reports whether anything is buffered.
+func (o *outbox) holds() bool { return len(o.dirty) > 0 || len(o.ackDirty) > 0 }
+
 // flush sends everything buffered, acker batches first.
 func (o *outbox) flush() {
 	o.flushAcks()

@@ -39,6 +39,9 @@ type spoutTask struct {
 	epoch uint64
 	nexts int
 	slow  bool
+	// settling is set under a test's manual clock, whose barrier meets the
+	// spout at its Next calls (next).
+	settling bool
 	// emitted counts emits since the last publish: one plain add per tuple,
 	// one atomic add to the stats per message (publish), not per tuple.
 	emitted int64
@@ -68,6 +71,10 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		panic(taskFailure(m))
 	case idle:
 		s.out.flush()
+	case settle:
+		s.out.flush()
+		s.box.gate.release(&s.box.control) // m.done among others
+
 	case activate:
 		s.trace.in("Activate")
 		s.active = true
@@ -136,6 +143,7 @@ func (s *spoutTask) start() {
 	s.impl = newSpoutTask(s.task.Component, info)
 	s.router = s.inc.plan.NewRouter(s.task, s.out, s.inc.ids(s.task.ID))
 	s.max = info.Settings.MaxSpoutPending
+	_, s.settling = s.inc.clock.(settler)
 	// Without a flush beat nothing would ever tell a fast source from a slow
 	// one: batches then flush when full or idle only, as configured.
 	s.slow = s.inc.plan.Topology.Settings.BatchFlushInterval > 0
@@ -168,8 +176,11 @@ func (s *spoutTask) burst() {
 			s.out.flush()
 			return // an ack or nack resumes
 		}
+		if s.settling && !s.box.gate.enter(&s.box.control, s.out.flush, s.out.holds) {
+			break // a barrier waits for acks or nacks queued: serve them first
+		}
 		s.trace.in("Next")
-		if !s.impl.Next(s) {
+		if !s.next() {
 			// The wait is armed before the flush, so whoever sees the tuples
 			// arrive (a test about to move its clock) knows it is armed.
 			s.backOff()
@@ -188,6 +199,17 @@ func (s *spoutTask) burst() {
 	}
 	s.out.flush()
 	s.resume()
+}
+
+// next calls the source's Next; under a test's manual clock it tells the
+// clock's barrier (barrier.go) when the spout is in Next.
+func (s *spoutTask) next() bool {
+	if !s.settling {
+		return s.impl.Next(s)
+	}
+	ok := s.impl.Next(s)
+	s.box.gate.leave()
+	return ok
 }
 
 func (s *spoutTask) backOff() {

@@ -58,7 +58,13 @@ type incarnation struct {
 	// beat drives flushEpoch: the wall clock, whatever clock the timeouts
 	// read (see systemTask); nil means the wall clock.
 	beat clock.Clock
+	// halted is closed when the incarnation starts to stop or a task fails:
+	// a barrier (barrier.go) waits for its tasks no more.
+	halted   chan struct{}
+	haltOnce sync.Once
 }
+
+func (inc *incarnation) halt() { inc.haltOnce.Do(func() { close(inc.halted) }) }
 
 func (inc *incarnation) beatClock() clock.Clock {
 	if inc.beat == nil {
@@ -83,7 +89,7 @@ func (inc *incarnation) taskInfo(t routing.Task) (info dsl.TaskInfo, cancel cont
 	info = dsl.TaskInfo{
 		Topology: inc.plan.Topology.Name, Component: c.ID, Task: t.ID, Index: t.Index,
 		Parallelism: c.Parallelism, Settings: c.Settings, Conf: conf, Logger: inc.taskLogger(t),
-		Model: inc.plan.Topology, Metric: inc.stats[t.ID].setMetric,
+		Model: inc.plan.Topology, Metric: inc.stats[t.ID].setMetric, Now: inc.clock.Now,
 		Post: func(fn func(dsl.Collector)) { box.PostUserMessage(invoke{fn}) },
 		Fail: func(err error) { box.PostUserMessage(failTask{err}) },
 	}
@@ -136,7 +142,7 @@ func newTopology(plan *routing.Plan, cfg Config, host *System) *Topology {
 		cfg.Clock = clock.Real()
 	}
 	inc := &incarnation{plan: plan, cfg: cfg, gauge: newGauge(), clock: cfg.Clock,
-		log: cfg.Logger.With(zap.String("topology", plan.Topology.Name))}
+		log: cfg.Logger.With(zap.String("topology", plan.Topology.Name)), halted: make(chan struct{})}
 	inc.life, inc.end = context.WithCancelCause(context.Background())
 	t := &Topology{inc: inc, host: host, byPID: map[string]int{}, failed: map[int]bool{},
 		failChanged: make(chan struct{}), broken: make(chan struct{})}
@@ -303,6 +309,7 @@ func (t *Topology) markFailed(id int) {
 	t.failChanged = make(chan struct{})
 	t.mu.Unlock()
 	t.breakOnce.Do(func() { close(t.broken) })
+	t.inc.halt()
 }
 
 func (t *Topology) hasFailed(id int) bool {

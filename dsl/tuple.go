@@ -106,6 +106,11 @@ type TaskInfo struct {
 	// Metric records the latest value a component reports under name (Storm's
 	// multilang "metrics" command); it shows in the task's stats. It never blocks.
 	Metric func(name string, value any)
+	// Now reads the clock the topology runs on: the wall clock, or a test's
+	// manual clock (sheltertest.Clock) given to supervision.Run. Components
+	// that time things read it, so tests can move their time. Nil outside the
+	// runtime (a TaskInfo made by hand) means time.Now.
+	Now func() time.Time
 
 	ctx context.Context
 }

@@ -72,11 +72,11 @@ type WindowSpec[In any] struct {
 	// does). Nil drops late tuples (acked, logged at debug level, counted in
 	// the task's "window.late" metric). Event time only.
 	Late func(In) any
-	// Now is the processing-time clock (default time.Now): a tuple's time is
-	// Now() when it arrives, and windows that slide by time close on the first
-	// tick at or after their end. Specs that run the topology on a manual clock
-	// pass its Now (sheltertest.Clock.Now), so windows close when the clock is
-	// advanced. Processing time only.
+	// Now overrides the processing-time clock, which is the topology's own
+	// ([TaskInfo].Now: the wall clock, or a test's manual clock given to
+	// supervision.Run, so windows close as the test advances it): a tuple's
+	// time is Now() when it arrives, and windows that slide by time close on
+	// the first tick at or after their end. Processing time only.
 	Now func() time.Time
 }
 

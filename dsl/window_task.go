@@ -75,6 +75,9 @@ func newWindowTask[In any](info TaskInfo, handle func(Window[In], Emitter) error
 		w.log = zap.NewNop()
 	}
 	if w.now == nil {
+		w.now = info.Now // the topology's clock, a test's manual one included
+	}
+	if w.now == nil {
 		w.now = time.Now
 	}
 	if w.maxTuples <= 0 {
