@@ -65,7 +65,7 @@ func anchRelay() *dsl.BoltSpec {
 // anchRun runs topo on a manual clock, quietly (bolts fail on purpose).
 func anchRun(topo *dsl.Topology, clk *sheltertest.Clock) *supervision.Running {
 	GinkgoHelper()
-	return Run(topo, clk.Option(), supervision.WithoutRestarts(), supervision.WithDrainTimeout(time.Millisecond),
+	return sheltertest.Start(GinkgoTB(), topo, clk.Option(), supervision.WithoutRestarts(), supervision.WithDrainTimeout(time.Millisecond),
 		supervision.WithLogger(zap.NewNop()))
 }
 
@@ -136,7 +136,7 @@ var _ = Describe("Fidelity: the anchoring of the edge into a bolt decides whethe
 			return anchFailing[AnchEven](new(atomic.Int64))
 		}, false),
 		Entry("logEven never acks: the timeouts reach the spout", func() *dsl.BoltSpec {
-			return dsl.Manual(func(dsl.TaskInfo) ManualFunc[AnchEven] {
+			return dsl.Manual(func(dsl.TaskInfo) sheltertest.ManualFunc[AnchEven] {
 				return func(AnchEven, dsl.Tuple, dsl.Collector) error { return nil } // holds every input
 			})
 		}, true),
@@ -204,7 +204,7 @@ var _ = Describe("Fidelity: the anchoring of the edge into a bolt decides whethe
 			Expect(s2.Verify()).To(Succeed())
 		},
 		Entry("a manual bolt's EmitAnchored", func(pairs *anchPairs) *dsl.BoltSpec {
-			return dsl.Manual(func(dsl.TaskInfo) ManualFunc[Num] {
+			return dsl.Manual(func(dsl.TaskInfo) sheltertest.ManualFunc[Num] {
 				return func(_ Num, input dsl.Tuple, c dsl.Collector) error {
 					if first, ok := pairs.take(input); ok {
 						c.EmitAnchored([]dsl.Tuple{first, input}, AnchPair{A: first.Value.(Num).N, B: input.Value.(Num).N})
@@ -239,7 +239,7 @@ var _ = Describe("Fidelity: the anchoring of the edge into a bolt decides whethe
 			s2 := b.Spout("s2", dsl.Reliable(nothing, func(int) {}, func(int) {}))
 			relay := b.Bolt("relay", anchRelay())
 			pairs := &anchPairs{}
-			pair := b.Bolt("pair", dsl.Manual(func(dsl.TaskInfo) ManualFunc[Num] {
+			pair := b.Bolt("pair", dsl.Manual(func(dsl.TaskInfo) sheltertest.ManualFunc[Num] {
 				return func(_ Num, input dsl.Tuple, c dsl.Collector) error {
 					if first, ok := pairs.take(input); ok {
 						c.EmitAnchored([]dsl.Tuple{first, input}, AnchPair{A: first.Value.(Num).N, B: input.Value.(Num).N})
@@ -310,7 +310,7 @@ var _ = Describe("Fidelity: Build accepts a Terminator only where nothing is tra
 	}
 	terminator := func(b *dsl.Builder) string { return b.Bolt("drain", dsl.Terminator(func(Num) {})) }
 	manual := func(b *dsl.Builder, id string) string {
-		return b.Bolt(id, dsl.Manual(func(dsl.TaskInfo) ManualFunc[Num] {
+		return b.Bolt(id, dsl.Manual(func(dsl.TaskInfo) sheltertest.ManualFunc[Num] {
 			return func(Num, dsl.Tuple, dsl.Collector) error { return nil }
 		}))
 	}

@@ -72,7 +72,7 @@ var _ = Describe("Storm's acker keys", Label("fidelity", "acker"), func() {
 			Expect(fluxConf(topo)).To(And(
 				HaveKeyWithValue(stormAckerTasks, tasks),
 				HaveKeyWithValue(stormAckerExecutors, executors)), "what Storm is told")
-			r := Run(topo)
+			r := sheltertest.Start(GinkgoTB(), topo)
 			Expect(ackerTasksRunning(r)).To(Equal(tasks), "acker tasks running")
 			ctx := kitCtx()
 			Expect(sheltertest.WaitIdle(ctx, r)).To(Succeed())
@@ -132,7 +132,7 @@ var _ = Describe("A conf key goshelter does not know", Label("fidelity", "dsl-va
 		Expect(topo.Warnings).To(Equal(want))
 
 		logsOpt, logs := ObserveLogs()
-		r := Run(topo, logsOpt)
+		r := sheltertest.Start(GinkgoTB(), topo, logsOpt)
 		var logged []string
 		for _, e := range logs.FilterMessage(built).All() {
 			Expect(e.Level).To(Equal(zapcore.WarnLevel))
@@ -165,7 +165,7 @@ var _ = Describe("A conf key goshelter does not know", Label("fidelity", "dsl-va
 		Expect(again.Warnings).To(BeEmpty(), "the conf Flux writes for Storm, read back")
 
 		logsOpt, logs := ObserveLogs()
-		Stop(Run(topo, logsOpt))
+		Stop(sheltertest.Start(GinkgoTB(), topo, logsOpt))
 		Expect(logs.FilterMessage(built).Len()).To(BeZero())
 	})
 })
@@ -218,7 +218,7 @@ var _ = Describe("A task's data lane", Label("fidelity", "batching"), func() {
 		// With no flush interval a batch flushes when full (or when its
 		// sender has nothing to do): a spout's burst is a batch long, so every
 		// batch of this fast source carries 8 tuples.
-		r := Run(Build(b), NewManualClock().Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 		Eventually(started).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
 		// The batch being executed, a full lane, and the batch the spout is
 		// parked with: 8 + 4 x 8 + 8.

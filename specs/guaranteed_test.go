@@ -765,7 +765,7 @@ func (g *gpRandomRun) hold(in dsl.Tuple, info dsl.TaskInfo) {
 
 // first emits 0-2 parts, then acks, fails, holds, returns an error or panics.
 func (g *gpRandomRun) first(info dsl.TaskInfo) dsl.ManualHandler[Num] {
-	return ManualFunc[Num](func(in Num, input dsl.Tuple, c dsl.Collector) error {
+	return sheltertest.ManualFunc[Num](func(in Num, input dsl.Tuple, c dsl.Collector) error {
 		defer g.firstDone.Add(1)
 		d := gpMix(g.seed ^ uint64(in.N)<<8 ^ uint64(info.Index)<<40 ^ 1<<60)
 		for p := range int(d % 3) {
@@ -790,7 +790,7 @@ func (g *gpRandomRun) first(info dsl.TaskInfo) dsl.ManualHandler[Num] {
 
 // second acks, fails or holds.
 func (g *gpRandomRun) second(info dsl.TaskInfo) dsl.ManualHandler[GPPart] {
-	return ManualFunc[GPPart](func(in GPPart, input dsl.Tuple, c dsl.Collector) error {
+	return sheltertest.ManualFunc[GPPart](func(in GPPart, input dsl.Tuple, c dsl.Collector) error {
 		defer g.secondDone.Add(1)
 		switch gpMix(g.seed^uint64(in.N)<<8^uint64(in.Part)<<2^uint64(info.Index)<<40^2<<60) % 10 {
 		case 0:
@@ -867,10 +867,10 @@ var _ = Describe("Every tracked message gets exactly one callback", Label("exact
 			}
 			clk := NewManualClock()
 			trace := NewTrace()
-			r := Run(Build(b), trace.Option(), clk.Option(), supervision.WithoutRestarts(),
+			r := sheltertest.Start(GinkgoTB(), Build(b), trace.Option(), clk.Option(), supervision.WithoutRestarts(),
 				supervision.WithLogger(zap.NewNop())) // bolts fail on purpose: keep the output quiet
 			emitted := func() int { return trace.Count(FromComponent("spout"), Outbound, KindIs("Emit")) }
-			callbacks := func() int { return len(AckedIDs(src)) + len(NackedIDs(src)) }
+			callbacks := func() int { return len(src.Acked()) + len(src.Nacked()) }
 
 			By("running until every message is emitted and every tuple executed, moving the clock only when stuck")
 			progress := -1
@@ -926,7 +926,7 @@ var _ = Describe("Every tracked message gets exactly one callback", Label("exact
 			expired := r.Stats().Components[gpAcker].Expired
 			decided += expired
 			GinkgoWriter.Printf("seed %d: acked=%d nacked=%d expired=%d held=%d late-acks=%d\n",
-				seed, len(AckedIDs(src)), len(NackedIDs(src)), expired, len(held), len(lateEdges))
+				seed, len(src.Acked()), len(src.Nacked()), expired, len(held), len(lateEdges))
 			Expect(decided).To(Equal(int64(s.Messages)), "seed %d: outcomes decided by the ackers", seed)
 			Stop(r)
 			gpExpectOnce(src, s.Messages, seed)
@@ -938,10 +938,10 @@ var _ = Describe("Every tracked message gets exactly one callback", Label("exact
 func gpExpectOnce(src *sheltertest.Source[Num], n int, seed uint64) {
 	GinkgoHelper()
 	count := map[int]int{}
-	for _, id := range AckedIDs(src) {
+	for _, id := range src.Acked() {
 		count[id]++
 	}
-	for _, id := range NackedIDs(src) {
+	for _, id := range src.Nacked() {
 		count[id]++
 	}
 	Expect(count).To(HaveLen(n), "seed %d: messages with a callback", seed)

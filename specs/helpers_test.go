@@ -245,34 +245,3 @@ func CountTo(n int) *dsl.SpoutSpec {
 		}
 	})
 }
-
-// Run, ManualFunc, AckedIDs and NackedIDs are the kit's sheltertest.Start(
-// GinkgoTB(), ...), sheltertest.ManualFunc, src.Acked() and src.Nacked() under
-// their old names, kept only for guaranteed_test.go's exactly-once spec while
-// it is reworked on another branch; every other spec calls the kit. Remove them
-// once that spec does.
-
-// Run is sheltertest.Start(GinkgoTB(), topo, opts...).
-func Run(topo *dsl.Topology, opts ...supervision.Option) *supervision.Running {
-	GinkgoHelper()
-	return sheltertest.Start(GinkgoTB(), topo, opts...)
-}
-
-// ManualFunc is sheltertest.ManualFunc.
-type ManualFunc[In any] = sheltertest.ManualFunc[In]
-
-// AckedIDs returns the ids src acked, in order.
-func AckedIDs[T any](src *sheltertest.Source[T]) []int { return outcomeIDs(src, true) }
-
-// NackedIDs returns the ids src nacked, in order.
-func NackedIDs[T any](src *sheltertest.Source[T]) []int { return outcomeIDs(src, false) }
-
-func outcomeIDs[T any](src *sheltertest.Source[T], acked bool) []int {
-	var ids []int
-	for _, o := range src.Outcomes() {
-		if o.Acked == acked {
-			ids = append(ids, o.ID)
-		}
-	}
-	return ids
-}

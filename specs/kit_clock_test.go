@@ -22,7 +22,7 @@ import (
 // message timeout ends their trees.
 func holdAll(received *atomic.Int64) *dsl.BoltSpec {
 	return dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
-		return ManualFunc[Num](func(Num, dsl.Tuple, dsl.Collector) error {
+		return sheltertest.ManualFunc[Num](func(Num, dsl.Tuple, dsl.Collector) error {
 			received.Add(1)
 			return nil
 		})
@@ -48,13 +48,13 @@ var _ = Describe("The kit's clock", Label("kit", "clock"), func() {
 			b := dsl.New("timeouts", dsl.Conf{dsl.MessageTimeout: 30 * time.Second, dsl.AckerTasks: 2})
 			spout := b.Spout("source", src.Spout())
 			b.Anchored(spout, b.Bolt("hold", holdAll(&received), dsl.Parallelism(2)), dsl.Shuffle[Num]())
-			r := Run(Build(b), clk.Option())
+			r := sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
 			// Every tuple was executed, so its Track has left the spout: it
 			// may still wait in an acker's mailbox when the clock moves.
 			Eventually(received.Load).Should(BeEquivalentTo(n), "run %d", run)
 
 			clk.Advance(45 * time.Second)
-			Expect(NackedIDs(src)).To(HaveLen(n), "run %d: trees open when Advance returned", run)
+			Expect(src.Nacked()).To(HaveLen(n), "run %d: trees open when Advance returned", run)
 			Expect(src.Verify()).To(Succeed(), "run %d", run)
 			Stop(r)
 		}
@@ -68,7 +68,7 @@ var _ = Describe("The kit's clock", Label("kit", "clock"), func() {
 			b := dsl.New("recipe", dsl.Conf{dsl.MessageTimeout: 30 * time.Second})
 			spout := b.Spout("source", src.Spout())
 			ship := b.Bolt("ship", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Num] {
-				return ManualFunc[Num](func(v Num, in dsl.Tuple, c dsl.Collector) error {
+				return sheltertest.ManualFunc[Num](func(v Num, in dsl.Tuple, c dsl.Collector) error {
 					if v.N == 2 {
 						held <- v // never acked
 						return nil
@@ -83,9 +83,9 @@ var _ = Describe("The kit's clock", Label("kit", "clock"), func() {
 
 			Eventually(held).Should(Receive(), "run %d", run)
 			clk.Advance(45 * time.Second) // the held tree times out
-			Expect(NackedIDs(src)).To(Equal([]int{2}), "run %d: the held tree when Advance returned", run)
+			Expect(src.Nacked()).To(Equal([]int{2}), "run %d: the held tree when Advance returned", run)
 			Expect(sheltertest.WaitIdle(ctx, running)).To(Succeed())
-			Expect(AckedIDs(src)).To(ConsistOf(1, 3), "run %d", run)
+			Expect(src.Acked()).To(ConsistOf(1, 3), "run %d", run)
 			Expect(src.Verify()).To(Succeed(), "run %d", run)
 			Expect(running.Stop(ctx)).To(Succeed())
 		}
@@ -101,7 +101,7 @@ var _ = Describe("The kit's clock", Label("kit", "clock"), func() {
 		spout := b.Spout("source", src.Spout())
 		window := b.Bolt("window", RecordingWindow(calls, numKey, dsl.WindowSpec[Num]{Length: 10 * time.Second}))
 		b.Anchored(spout, window, dsl.Shuffle[Num]())
-		r := Run(Build(b), clk.Option())
+		r := sheltertest.Start(GinkgoTB(), Build(b), clk.Option())
 		Eventually(func() int64 { return r.Stats().Components["window"].Executed }).Should(BeEquivalentTo(3))
 
 		clk.Advance(10*time.Second - time.Millisecond)
@@ -109,7 +109,7 @@ var _ = Describe("The kit's clock", Label("kit", "clock"), func() {
 		clk.Advance(time.Millisecond)
 		Expect(calls.All()).To(Equal([]WindowCall{{Tuples: []int{1, 2, 3}, New: []int{1, 2, 3}, Expired: []int{},
 			Start: t0.Local(), End: t0.Add(10 * time.Second).Local()}}), "the window closed when Advance returned")
-		Expect(AckedIDs(src)).To(ConsistOf(1, 2, 3), "its inputs acked when Advance returned")
+		Expect(src.Acked()).To(ConsistOf(1, 2, 3), "its inputs acked when Advance returned")
 		Stop(r)
 	})
 
@@ -129,10 +129,10 @@ var _ = Describe("The kit's clock", Label("kit", "clock"), func() {
 			})), dsl.Shuffle[Num]())
 			b.Anchored(spout, b.Bolt("other", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Num] {
 				infos <- info
-				return HandlerFunc[Num](func(Num, dsl.Emitter) error { return nil })
+				return sheltertest.HandlerFunc[Num](func(Num, dsl.Emitter) error { return nil })
 			})), dsl.Shuffle[Num]())
 			opts := append([]supervision.Option{clk.Option(), supervision.WithDrainTimeout(20 * time.Millisecond)}, extra...)
-			r := Run(Build(b), opts...)
+			r := sheltertest.Start(GinkgoTB(), Build(b), opts...)
 			Eventually(entered).Should(Receive())
 			return clk, g, <-infos, r
 		}
