@@ -37,7 +37,9 @@ func (c *Clock) Option() supervision.Option {
 // to its source. A repeating timer runs once however many periods d spans, as
 // a time.Ticker gives a slow receiver one tick, but every beat still counts:
 // Advance(time.Hour) sends each ticked bolt one tick tuple, expires what an
-// hour of rotations would, and costs about as much as Advance(time.Second).
+// hour of rotations would, and costs about as much as Advance(time.Second):
+// a timer armed by what an Advance ran (a spout's back-off, re-armed after
+// each empty Next) runs in the next Advance, not again in the same one.
 //
 // Advance waits for no task when it is called from inside one (a bolt's
 // Execute or Tick, a spout's Next): that task cannot go on while it waits, and

@@ -176,16 +176,19 @@ func (m *Manual) settle() {
 // repeating callback runs once, however many of its periods d spans: at the
 // latest of them, told how many. Advance(time.Hour) thus costs one call per
 // timer, not one per period, as a time.Ticker hands a slow receiver one tick.
-// Callbacks run in the order of the times they run at, and the clock reads that
+// A timer a callback arms during an Advance runs in the next Advance (at once
+// if it is due by then), so a callback that re-arms itself costs one run per
+// Advance too. Callbacks run in the order of the times they run at, and the clock reads that
 // time while each runs. Settlers run before the first and after each (see
 // Settle).
 func (m *Manual) Advance(d time.Duration) {
 	m.mu.Lock()
 	end := m.now.Add(d)
+	armed := m.seq // timers armed by the callbacks of this Advance wait for the next
 	m.mu.Unlock()
 	m.settle()
 	for {
-		t, beats := m.nextDue(end)
+		t, beats := m.nextDue(end, armed)
 		if t == nil {
 			break
 		}
@@ -199,15 +202,18 @@ func (m *Manual) Advance(d time.Duration) {
 	m.mu.Unlock()
 }
 
-// nextDue picks the callback that runs first by end, moves the clock to the
-// time it runs at and reschedules or drops it. A repeating timer runs at its
-// last due time by end, for all the beats due until then.
-func (m *Manual) nextDue(end time.Time) (next *manualTimer, beats int) {
+// nextDue picks the callback that runs first by end among the timers armed
+// up to seq armed, moves the clock to the time it runs at and reschedules or
+// drops it. A repeating timer runs at its last due time by end, for all the
+// beats due until then. A timer a callback armed during this Advance (a
+// spout's back-off re-armed after each empty Next) runs in the next one: one
+// Advance of an hour costs what is due, not one round per re-arming.
+func (m *Manual) nextDue(end time.Time, armed int) (next *manualTimer, beats int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var at time.Time
 	for t := range m.timers {
-		if t.at.After(end) {
+		if t.at.After(end) || t.seq > armed {
 			continue
 		}
 		n, runAt := t.due(end)

@@ -77,6 +77,9 @@ func TestManualStopCancels(t *testing.T) {
 	}
 }
 
+// A timer a callback arms runs in the next Advance, not in the one that armed
+// it: a callback that re-arms itself (a spout's back-off after each empty
+// Next) costs one run per Advance, however far it goes.
 func TestManualCallbackMayScheduleAnother(t *testing.T) {
 	m := NewManual(time.Unix(0, 0))
 	var fired atomic.Int32
@@ -84,8 +87,28 @@ func TestManualCallbackMayScheduleAnother(t *testing.T) {
 		m.AfterFunc(time.Second, func() { fired.Add(1) })
 	})
 	m.Advance(2 * time.Second)
+	if fired.Load() != 0 {
+		t.Fatal("a timer armed by a callback ran in the Advance that armed it")
+	}
+	m.Advance(0)
 	if fired.Load() != 1 {
-		t.Fatal("a timer scheduled from a callback did not fire within the same Advance")
+		t.Fatal("a timer armed by a callback, due already, did not run in the next Advance")
+	}
+}
+
+func TestManualSelfRearmingTimerRunsOncePerAdvance(t *testing.T) {
+	m := NewManual(time.Unix(0, 0))
+	var runs int
+	var rearm func()
+	rearm = func() { runs++; m.AfterFunc(100*time.Millisecond, rearm) }
+	m.AfterFunc(100*time.Millisecond, rearm)
+	m.Advance(time.Hour)
+	if runs != 1 {
+		t.Fatalf("a self-rearming timer ran %d times in Advance(time.Hour), want 1", runs)
+	}
+	m.Advance(time.Hour)
+	if runs != 2 {
+		t.Fatalf("ran %d times after two Advances, want 2", runs)
 	}
 }
 
