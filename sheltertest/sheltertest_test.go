@@ -3,6 +3,7 @@ package sheltertest_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -323,7 +324,9 @@ func TestWaitIdleReturnsCtxsCause(t *testing.T) {
 	cause := errors.New("the test gave up")
 	cancel(cause)
 	err := sheltertest.WaitIdle(ctx, r)
-	if !errors.Is(err, cause) || !strings.Contains(err.Error(), "1 still in flight") {
+	// The runtime's gauge counts the held input, and for a moment after it
+	// was handed over the batch that carried it too: the count is 1 or 2.
+	if !errors.Is(err, cause) || !regexp.MustCompile(`\b[12] still in flight`).MatchString(err.Error()) {
 		t.Errorf("WaitIdle = %v, want ctx's cause and the count in flight", err)
 	}
 }
