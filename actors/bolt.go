@@ -39,14 +39,22 @@ type boltTask struct {
 	// emitted and acked count since the last publish: plain adds per tuple,
 	// atomic adds to the stats once per message (publish).
 	emitted, acked int64
+	// ckpt is the task's part in checkpoints (topologies with state).
+	ckpt *boltCheckpoint
 }
 
 func (b *boltTask) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *tupleBatch:
-		b.executeAll(m)
-		b.consumed += int64(m.len())
-		putBatch(m)
+		if b.ckpt != nil {
+			b.ckpt.data(b, m)
+			break
+		}
+		b.consume(m)
+	case *cutBarrier:
+		b.ckpt.data(b, m)
+	case committed:
+		b.ckpt.commit(b, m.id)
 	case idle:
 		b.flush()
 	case settle:
@@ -69,6 +77,9 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		b.anchoring = component.NewAnchoring(b.inc.plan.Topology, b.task.Component)
 		b.tick = tickOf(info.Settings.TickFrequency)
 		b.lat.timeout = info.Settings.MessageTimeout
+		if c := b.inc.ckpt; c != nil {
+			b.ckpt = newBoltCheckpoint(b, c, info)
+		}
 	case activate:
 		b.trace.in("Activate")
 		b.system(b.task.Component.Activation)
@@ -88,6 +99,13 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		closeImpl(b.impl, b.log)
 	}
 	b.publish()
+}
+
+// consume executes a batch of inputs and recycles it.
+func (b *boltTask) consume(m *tupleBatch) {
+	b.executeAll(m)
+	b.consumed += int64(m.len())
+	putBatch(m)
 }
 
 // flush sends what the task holds and counts its executed inputs out of the
@@ -299,9 +317,17 @@ func (b *boltTask) ack(in *dsl.Tuple) {
 	if in.ID.Edge == 0 {
 		return
 	}
-	b.out.ack(ackerOp{Kind: opOk, Root: in.ID.Root, Edge: in.ID.Edge})
-	for _, r := range in.ID.Roots {
-		b.out.ack(ackerOp{Kind: opOk, Root: r, Edge: in.ID.Edge})
+	if b.ckpt != nil && b.ckpt.holds {
+		b.ckpt.hold(in.ID) // acked when the checkpoint that covers it commits
+		return
+	}
+	b.sendAck(&in.ID)
+}
+
+func (b *boltTask) sendAck(id *dsl.TupleID) {
+	b.out.ack(ackerOp{Kind: opOk, Root: id.Root, Edge: id.Edge})
+	for _, r := range id.Roots {
+		b.out.ack(ackerOp{Kind: opOk, Root: r, Edge: id.Edge})
 	}
 }
 
@@ -314,6 +340,9 @@ func (b *boltTask) Fail(in dsl.Tuple) {
 	}
 	if in.ID.Edge == 0 {
 		return
+	}
+	if b.ckpt != nil {
+		b.ckpt.failed(b, in)
 	}
 	b.out.ack(ackerOp{Kind: opFail, Root: in.ID.Root})
 	for _, r := range in.ID.Roots {

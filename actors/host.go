@@ -102,6 +102,13 @@ func (s *System) Start(ctx context.Context, plan *routing.Plan, cfg Config) (*To
 	s.mu.Lock()
 	s.live = append(s.live, t)
 	s.mu.Unlock()
+	if plan.Topology.HasState() {
+		c, err := newCheckpointer(ctx, t, cfg.Store)
+		if err != nil {
+			return t, err
+		}
+		t.inc.ckpt = c
+	}
 	if err := t.spawnAll(); err != nil {
 		return t, err
 	}
@@ -111,6 +118,10 @@ func (s *System) Start(ctx context.Context, plan *routing.Plan, cfg Config) (*To
 		// the caller's Stop does not wait a grace period for it.
 		t.inc.end(context.Cause(ctx))
 		return t, err
+	}
+	if c := t.inc.ckpt; c != nil {
+		t.checkpointing = true
+		go c.run() // joined by Stop
 	}
 	return t, nil
 }

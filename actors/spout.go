@@ -1,12 +1,15 @@
 package actors
 
 import (
+	"fmt"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/state"
 	"go.uber.org/zap"
 )
 
@@ -45,6 +48,9 @@ type spoutTask struct {
 	// emitted counts emits since the last publish: one plain add per tuple,
 	// one atomic add to the stats per message (publish), not per tuple.
 	emitted int64
+	// to lists the tasks the spout sends to, which get its checkpoints'
+	// barriers (topologies with state).
+	to []int
 }
 
 // slowNexts is the most Next calls per flush beat (1 ms by default) at which a
@@ -69,6 +75,8 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		m.fn(nil)
 	case failTask:
 		panic(taskFailure(m))
+	case startCheckpoint:
+		s.checkpoint(m)
 	case idle:
 		s.out.flush()
 	case settle:
@@ -150,6 +158,35 @@ func (s *spoutTask) start() {
 	if o, ok := s.impl.(component.Opener); ok {
 		o.Open(s)
 	}
+	if c := s.inc.ckpt; c != nil {
+		s.to = receivers(s.inc.plan.Topology, s.task.Component)
+		if p, ok := s.impl.(component.PositionedSpout); ok {
+			if err := c.rewindSpout(info.Context(), s, p); err != nil {
+				panic(taskFailure{err})
+			}
+		}
+	}
+}
+
+// checkpoint takes the spout's part in a checkpoint: the cut falls between
+// two Next calls, after the tuples they emitted.
+func (s *spoutTask) checkpoint(m startCheckpoint) {
+	s.out.flush()
+	var changes []state.Change
+	if p, ok := s.impl.(component.PositionedSpout); ok {
+		if pos, ok := p.SourcePosition(); ok {
+			changes = []state.Change{{Space: taskSpace("spout", s.task.Component, s.task.Index),
+				Key: positionKey, Value: append([]byte{}, pos...)}}
+		}
+	}
+	for _, to := range s.to {
+		s.inc.boxes[to].putData(&cutBarrier{id: m.id, from: s.task.ID})
+	}
+	size := 0
+	if len(changes) > 0 {
+		size = len(changes[0].Value)
+	}
+	s.inc.ckpt.report(ckReport{id: m.id, task: s.task.ID, changes: changes, size: size})
 }
 
 // resume queues a burst unless one is queued, the spout is backing off, or it
@@ -289,7 +326,15 @@ func (s *spoutTask) feedback(f *feedback) {
 	s.pending -= settled
 	s.inc.gauge.add(-int64(settled))
 	s.stats.Expired.Add(f.expired)
+	nacked := len(f.nacked)
 	putFeedback(f)
+	if nacked > 0 && s.inc.ckpt != nil {
+		// A failed or timed-out tree in a topology with state: its replay
+		// would count twice in the states that saw it, so the topology rolls
+		// back to the last checkpoint and replays from there.
+		panic(taskFailure{fmt.Errorf("spout %q task %d: %d messages failed or timed out in a topology with state: rolling back to the last checkpoint",
+			s.task.Component.ID, s.task.ID, nacked)})
+	}
 	s.resume()
 }
 

@@ -27,6 +27,10 @@ type taskStats struct {
 	Expired         atomic.Int64   // spouts and ackers: trees timed out (also counted in Failed)
 	Pending         atomic.Int64   // spouts: open trees; ackers: trees tracked
 	sent            []atomic.Int64 // by destination task id: tuples handed to its data lane
+	// The task's part of the last committed checkpoint (topologies with
+	// state): its id, the time from the checkpoint's start to the task's
+	// barrier, and the bytes of state or position it stored.
+	Checkpoint, CheckpointNanos, CheckpointBytes atomic.Int64
 
 	// Latency distributions, for histograms: execute by batch (each input of a
 	// batch counts its batch's mean), process and complete by sample.
@@ -138,6 +142,11 @@ type Snapshot struct {
 	// error or a panic, or the task's own failure), at LastErrorTime.
 	LastError     string
 	LastErrorTime time.Time
+	// Checkpoint is the id of the last committed checkpoint the task took
+	// part in (0: none yet), CheckpointNanos the time from that checkpoint's
+	// start until the task passed its barrier, and CheckpointBytes what the
+	// task stored in it: changed state, or a source's position.
+	Checkpoint, CheckpointNanos, CheckpointBytes int64
 }
 
 func (s *taskStats) snapshot() Snapshot {
@@ -146,6 +155,7 @@ func (s *taskStats) snapshot() Snapshot {
 		ProcessSamples: s.ProcessSamples.Load(), ProcessNanos: s.ProcessNanos.Load(),
 		CompleteSamples: s.CompleteSamples.Load(), CompleteNanos: s.CompleteNanos.Load(),
 		Acked: s.Acked.Load(), Failed: s.Failed.Load(), Expired: s.Expired.Load(), Pending: s.Pending.Load(),
+		Checkpoint: s.Checkpoint.Load(), CheckpointNanos: s.CheckpointNanos.Load(), CheckpointBytes: s.CheckpointBytes.Load(),
 	}
 	for task := range s.sent {
 		if n := s.sent[task].Load(); n != 0 {

@@ -45,7 +45,13 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	late := map[int]bool{}       // tasks that did not answer in time
 	t.await(drain, system, late) // the timers first, as Storm does
 	t.await(drain, spouts, late)
+	if t.checkpointing {
+		t.inc.ckpt.beginDrain() // held acks go out as checkpoints commit
+	}
 	t.drain(drain)
+	if t.checkpointing {
+		t.inc.ckpt.awaitQuiet(drain)
+	}
 	// The grace does not derive from ctx: once the drain is over the stop goes
 	// on, bounded, even if the caller stopped waiting for it. It is longer than
 	// the drain, so a task that is only slow (a long Execute) is not abandoned.
@@ -60,6 +66,9 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	// Context in user code (a Next, an Execute, its constructor). Ending every
 	// task's Context lets it return and stop rather than be abandoned.
 	t.inc.end(errStopped)
+	if t.checkpointing {
+		<-t.inc.ckpt.done // a commit under way sees the end of life and returns
+	}
 	// Group by group, so ackers outlive the bolts: what a bolt acks or fails
 	// while it stops (a dying shell child's inputs) still reaches them. Each
 	// group gets a grace of its own to stop: a task that did not deactivate in

@@ -28,6 +28,8 @@ func (s *systemTask) Receive(ctx actor.Context) {
 		s.trace.in("Deactivate")
 		s.stopTimers()
 		close(m.done)
+	case failTask: // the checkpointer's store failed: restart from the last commit
+		panic(taskFailure(m))
 	case *actor.Stopping:
 		s.trace.in("Stop")
 		s.stopTimers()

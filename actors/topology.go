@@ -15,6 +15,7 @@ import (
 	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
+	"github.com/goshelter/goshelter/state"
 	"go.uber.org/zap"
 )
 
@@ -30,6 +31,9 @@ type Config struct {
 	Trace func(trace.Event)
 	// DrainTimeout bounds the drain on Stop; zero means the message timeout.
 	DrainTimeout time.Duration
+	// Store keeps the checkpoints of a topology with stateful bolts; such a
+	// topology does not start without one.
+	Store state.Store
 }
 
 // errBroken ends a wait because a task failed; the failure itself reaches the
@@ -62,6 +66,8 @@ type incarnation struct {
 	// a barrier (barrier.go) waits for its tasks no more.
 	halted   chan struct{}
 	haltOnce sync.Once
+	// ckpt takes the checkpoints of a topology with state; nil without.
+	ckpt *checkpointer
 }
 
 func (inc *incarnation) halt() { inc.haltOnce.Do(func() { close(inc.halted) }) }
@@ -132,6 +138,8 @@ type Topology struct {
 	breakOnce   sync.Once
 	stopOnce    sync.Once
 	stuck       []Failure
+	// checkpointing is set once the checkpointer runs: Stop joins it.
+	checkpointing bool
 }
 
 func newTopology(plan *routing.Plan, cfg Config, host *System) *Topology {

@@ -31,6 +31,7 @@ const (
 	BatchFlushInterval = "topology.batch.flush.interval.millis"       // longest a tuple waits in a batch, about (default 1 ms; 0: only full or idle batches flush)
 	AckerCapacity      = "goshelter.acker.capacity"                   // open trees per acker before new ones are nacked, 1..2^31-1 (default 1<<20)
 	BatchSize          = "goshelter.batch.size"                       // tuples carried per mailbox message, 1..65536 (default 64)
+	CheckpointInterval = "topology.state.checkpoint.interval.ms"      // checkpoints of a topology with Stateful bolts, 1 ms..1 day (default 1000 ms), at most half the message timeout
 )
 
 // Settings is a resolved configuration: defaults, then topology conf, then component conf.
@@ -58,6 +59,9 @@ type Settings struct {
 	// it fails new inputs (conf key "topology.bolts.window.max.tuples",
 	// default 1<<20); see [Windowed].
 	WindowMaxTuples int
+	// CheckpointInterval is how often a topology with [Stateful] bolts takes
+	// a checkpoint (conf key "topology.state.checkpoint.interval.ms").
+	CheckpointInterval time.Duration
 }
 
 // defaults returns FsShelter's defaults, and Storm's for the flush interval.
@@ -74,6 +78,7 @@ func defaults() Settings {
 		AckerCapacity:      1 << 20,
 		BatchSize:          64,
 		WindowMaxTuples:    1 << 20,
+		CheckpointInterval: time.Second,
 	}
 }
 
@@ -107,6 +112,7 @@ var confFields = map[string]confField{
 	TickFrequency:      timeField(time.Second, 0, func(s *Settings, d time.Duration) { s.TickFrequency = d }),
 	SubprocessTimeout:  timeField(time.Second, 1, func(s *Settings, d time.Duration) { s.SubprocessTimeout = d }),
 	BatchFlushInterval: timeField(time.Millisecond, 0, func(s *Settings, d time.Duration) { s.BatchFlushInterval = d }),
+	CheckpointInterval: timeField(time.Millisecond, 1, func(s *Settings, d time.Duration) { s.CheckpointInterval = d }),
 	AckerCapacity:      {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.AckerCapacity = int(v) }},
 	BatchSize:          {min: 1, max: 1 << 16, set: func(s *Settings, v int64) { s.BatchSize = int(v) }},
 	windowMaxTuples:    {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.WindowMaxTuples = int(v) }},

@@ -28,6 +28,8 @@ func sourceHooks[T any]() []hook {
 		{"Activate", reflect.TypeFor[func()](), "activation is reported only to"},
 		{"Deactivate", reflect.TypeFor[func()](), "deactivation is reported only to"},
 		{"DirectTask", reflect.TypeFor[func(T) int](), "the task of a message is asked only of"},
+		{"Position", reflect.TypeFor[func() []byte](), "a checkpoint stores the position only of"},
+		{"Rewind", reflect.TypeFor[func([]byte) error](), "a restart rewinds only"},
 	}
 }
 
@@ -40,12 +42,17 @@ type hookCheck struct {
 	hooks    []hook
 	problems []string // R's: reported by Build
 	dynamic  bool     // R is an interface: check each value
+	// hasPosition and hasRewind tell whether R has the position hooks, which
+	// make sense only as a pair (Build checks it for stateful topologies).
+	hasPosition, hasRewind bool
 }
 
 func newHookCheck[R any](what string, hooks []hook) hookCheck {
 	typ := reflect.TypeFor[R]()
 	return hookCheck{what: what, hooks: hooks, problems: hookProblems(what, typ, hooks),
-		dynamic: typ.Kind() == reflect.Interface}
+		dynamic:     typ.Kind() == reflect.Interface,
+		hasPosition: typ.Implements(reflect.TypeFor[interface{ Position() []byte }]()),
+		hasRewind:   typ.Implements(reflect.TypeFor[interface{ Rewind([]byte) error }]())}
 }
 
 // value panics, failing the task being created, if v's concrete type has a

@@ -70,7 +70,7 @@ var stormOnly = []string{
 	"topology.skip.missing.kryo.registrations", "topology.spout.recvq.skips",
 	"topology.spout.wait.park.microsec", "topology.spout.wait.progressive.level1.count",
 	"topology.spout.wait.progressive.level2.count", "topology.spout.wait.progressive.level3.sleep.millis",
-	"topology.spout.wait.strategy", "topology.spread.components", "topology.state.checkpoint.interval.ms",
+	"topology.spout.wait.strategy", "topology.spread.components",
 	"topology.state.kryo.register", "topology.state.provider", "topology.state.provider.config",
 	"topology.state.synchronization.timeout.secs", "topology.stats.sample.rate",
 	"topology.submitter.principal", "topology.submitter.user", "topology.tasks",

@@ -42,6 +42,15 @@ type (
 	deactivator interface{ Deactivate() }
 )
 
+// positioner is a Source that can say where it is and go back there: its
+// position is stored with every checkpoint of a topology with [Stateful]
+// bolts, and the source is rewound to the committed one when the topology
+// starts again (see "Optional hooks" in the package doc).
+type positioner interface {
+	Position() []byte
+	Rewind(position []byte) error
+}
+
 // Source is a reliable spout's per-task state. Next returns a message id and a
 // tuple, or ok=false when it has nothing now. Every id Next returns later gets
 // exactly one Ack or Nack, on the same goroutine as Next.
@@ -204,6 +213,27 @@ func (r *reliableTask[ID, T]) Abandon() {
 		delete(r.pending, root)
 		r.src.Nack(id)
 	}
+}
+
+// SourcePosition returns the source's position, if it has positions.
+func (r *reliableTask[ID, T]) SourcePosition() ([]byte, bool) {
+	p, ok := r.src.(positioner)
+	if !ok {
+		return nil, false
+	}
+	return p.Position(), true
+}
+
+// RewindSource rewinds the source to a committed position. The messages
+// pending before (none, at a start) are forgotten: the source replays from
+// position on, which covers them.
+func (r *reliableTask[ID, T]) RewindSource(position []byte) error {
+	p, ok := r.src.(positioner)
+	if !ok {
+		return nil
+	}
+	clear(r.pending)
+	return p.Rewind(position)
 }
 
 func (r *reliableTask[ID, T]) Activate() {

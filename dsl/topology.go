@@ -219,6 +219,7 @@ func (b *Builder) Build() (*Topology, error) {
 	v.terminators()
 	v.windows()
 	v.cycles()
+	v.state()
 	if len(v.problems) > 0 {
 		return nil, &ValidationError{Topology: b.name, Problems: v.problems}
 	}

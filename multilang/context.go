@@ -128,6 +128,7 @@ var stormSettings = []struct {
 	{dsl.Debug, func(s dsl.Settings) any { return s.Debug }},
 	{dsl.SubprocessTimeout, func(s dsl.Settings) any { return s.SubprocessTimeout }},
 	{dsl.BatchFlushInterval, func(s dsl.Settings) any { return s.BatchFlushInterval }},
+	{dsl.CheckpointInterval, func(s dsl.Settings) any { return s.CheckpointInterval }},
 	{dsl.TickFrequency, func(s dsl.Settings) any {
 		if s.TickFrequency <= 0 {
 			return nil

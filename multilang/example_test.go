@@ -88,6 +88,7 @@ func ExampleFlux() {
 	//   topology.max.spout.pending: 128
 	//   topology.message.timeout.secs: 30
 	//   topology.sleep.spout.wait.strategy.time.ms: 100
+	//   topology.state.checkpoint.interval.ms: 1000
 	//   topology.subprocess.timeout.secs: 30
 	//   topology.workers: 1
 	// spouts:

@@ -2,6 +2,7 @@ package supervision
 
 import (
 	"fmt"
+	"github.com/goshelter/goshelter/state"
 	"os"
 	"time"
 
@@ -27,6 +28,7 @@ type options struct {
 	trace        func(TraceEvent)
 	ids          func(task int) func() uint64
 	drainTimeout time.Duration
+	store        state.Store
 }
 
 // The restart defaults: FsShelter's, with Storm-like limits.
@@ -124,3 +126,11 @@ func WithIDs(fn func(task int) func() uint64) Option {
 func WithDrainTimeout(d time.Duration) Option {
 	return optionFunc(func(o *options) { o.drainTimeout = d })
 }
+
+// WithStore gives a topology with stateful bolts (dsl.Stateful) the store it
+// checkpoints to: every incarnation restores the last committed checkpoint
+// from it and rewinds the sources to the positions stored with it. Such a
+// topology does not start without one. Use pebble.Open (package
+// state/pebble) for a directory that survives the process, state.NewMemory
+// in tests. Run does not close the store: its owner does, after Stop.
+func WithStore(s state.Store) Option { return optionFunc(func(o *options) { o.store = s }) }

@@ -182,3 +182,24 @@ type EmitError struct {
 func (e *EmitError) Error() string {
 	return fmt.Sprintf("component %q cannot emit %s: %s", e.Component, e.Stream, e.Reason)
 }
+
+// StateTask is implemented by the bolt tasks of dsl.Stateful. The runtime
+// calls RestoreState for every key of the task's state in the last committed
+// checkpoint before the first input, and SnapshotState at each checkpoint's
+// barrier: put gets every key changed since the last snapshot (a nil value
+// for a deleted key) and may not keep the slices past the call; size is the
+// bytes handed. An error fails the task.
+type StateTask interface {
+	RestoreState(key, value []byte) error
+	SnapshotState(put func(key, value []byte)) (size int, err error)
+}
+
+// PositionedSpout is implemented by dsl's reliable spout tasks. ok reports
+// whether the source has positions (the optional hooks Position and Rewind):
+// a checkpoint stores SourcePosition's result, taken between two Next calls,
+// and a restart calls RewindSource with the committed one before the first
+// Next, after which the source replays from there.
+type PositionedSpout interface {
+	SourcePosition() (position []byte, ok bool)
+	RewindSource(position []byte) error
+}

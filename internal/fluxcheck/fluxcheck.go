@@ -34,6 +34,7 @@ var storm = map[string]struct {
 	"TickFrequency":      {dsl.TickFrequency, time.Second},
 	"SubprocessTimeout":  {dsl.SubprocessTimeout, time.Second},
 	"BatchFlushInterval": {dsl.BatchFlushInterval, time.Millisecond},
+	"CheckpointInterval": {dsl.CheckpointInterval, time.Millisecond},
 	"AckerCapacity":      {},
 	"BatchSize":          {},
 	"WindowMaxTuples":    {},

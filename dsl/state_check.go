@@ -1,0 +1,89 @@
+package dsl
+
+import "fmt"
+
+// HasState reports whether t has a [Stateful] bolt, and so takes
+// checkpoints.
+func (t *Topology) HasState() bool {
+	for _, c := range t.Components {
+		if c.Bolt != nil && c.Bolt.Kind == statefulKind {
+			return true
+		}
+	}
+	return false
+}
+
+// state checks what checkpoints need: held acks must commit well within the
+// message timeout, and no component upstream of a stateful bolt may hold
+// inputs past a checkpoint's barrier (a window) or answer for them
+// out of the runtime's sight (a shell child), or the cut would miss them.
+func (v *validator) state() {
+	if !v.t.HasState() {
+		return
+	}
+	s := v.t.Settings
+	if 2*s.CheckpointInterval > s.MessageTimeout {
+		v.problem("conf %q is %v but %q is %v: the inputs of stateful bolts are acked when a checkpoint commits, so the interval must be at most half the message timeout",
+			CheckpointInterval, s.CheckpointInterval, MessageTimeout, s.MessageTimeout)
+	}
+	for _, c := range v.t.Components {
+		if c.Settings.CheckpointInterval != s.CheckpointInterval {
+			v.problem("component %q: conf %q is the topology's: checkpoints cut the whole topology at once", c.ID, CheckpointInterval)
+		}
+		if c.Spout != nil {
+			v.positionHooks(c)
+		}
+	}
+	for _, c := range v.t.Components {
+		if c.Bolt == nil || c.Bolt.Kind != statefulKind {
+			continue
+		}
+		for _, up := range v.upstream(c) {
+			switch up.kindName() {
+			case windowKind, "shell":
+				if up.Bolt == nil {
+					continue // a shell spout's emits are its task's: the cut sees them
+				}
+				v.problem("stateful bolt %q is fed by %s %q: checkpoints do not cover the inputs a %s holds, so its state would not be exactly-once",
+					c.ID, up.kindName(), up.ID, up.kindName())
+			}
+		}
+	}
+}
+
+// positionHooks reports a source with one of Position and Rewind: the
+// runtime uses them only as a pair.
+func (v *validator) positionHooks(c *Component) {
+	if h := c.Spout.hooks; h.hasPosition != h.hasRewind {
+		v.problem("spout %q: its source has only one of Position() []byte and Rewind([]byte) error; a checkpoint uses them as a pair", c.ID)
+	}
+}
+
+// upstream returns every component from which tuples can reach c.
+func (v *validator) upstream(c *Component) []*Component {
+	seen := map[*Component]bool{}
+	var out []*Component
+	var visit func(*Component)
+	visit = func(to *Component) {
+		for _, e := range v.t.Edges {
+			if e.To == to && !seen[e.From] {
+				seen[e.From] = true
+				out = append(out, e.From)
+				visit(e.From)
+			}
+		}
+	}
+	visit(c)
+	return out
+}
+
+// kindName names a component's implementation for messages.
+func (c *Component) kindName() string {
+	switch {
+	case c.Bolt != nil:
+		return c.Bolt.Kind
+	case c.Spout != nil:
+		return c.Spout.Kind
+	}
+	return fmt.Sprintf("component %q", c.ID)
+}

@@ -1,0 +1,68 @@
+package dsl
+
+import "reflect"
+
+// statefulKind is the Kind of [Stateful] bolts; Build checks what feeds them.
+const statefulKind = "stateful"
+
+// Stateful defines a bolt whose tasks each keep a [State], checkpointed with
+// the positions of the topology's sources so that after a crash the state
+// reflects every message exactly once (see docs/STATE.md). execute is called
+// once per input, as an [AutoAck] handler is: its emits are routed at once,
+// nil acks the input and an error or a panic fails it. The ack is held until
+// the checkpoint that covers the input commits, so the spout hears of it then.
+// execute is shared by the bolt's tasks; st is the calling task's own.
+//
+// A topology with a stateful bolt checkpoints every
+// topology.state.checkpoint.interval.ms (default 1000) and needs a store to
+// run (supervision.WithStore). A task's state is stored under its component
+// and task index, so the bolt's parallelism cannot change between runs on one
+// store: the host refuses to start then, naming the component.
+func Stateful[In any, K comparable, V any](execute func(in In, st *State[K, V], out Emitter) error) *BoltSpec {
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: statefulKind, NewTask: func(TaskInfo) any {
+		return &statefulTask[In, K, V]{execute: execute, state: newState[K, V]()}
+	}}
+}
+
+// statefulTask runs a Stateful bolt's handler over one task's state. The
+// runtime finds its state through RestoreState and SnapshotState (package
+// internal/component names the pair StateTask).
+type statefulTask[In any, K comparable, V any] struct {
+	execute func(In, *State[K, V], Emitter) error
+	state   *State[K, V]
+}
+
+func (s *statefulTask[In, K, V]) Execute(in *Tuple, c Collector) error {
+	ack, err := s.ExecuteAuto(in, c)
+	if ack {
+		c.Ack(*in)
+	}
+	return err
+}
+
+// ExecuteAuto leaves the ack to the runtime, which holds it until the
+// checkpoint that covers the input commits.
+func (s *statefulTask[In, K, V]) ExecuteAuto(in *Tuple, c Collector) (ack bool, err error) {
+	if in.IsTick() {
+		return false, nil
+	}
+	v, err := inputOf[In](in, c)
+	if err != nil {
+		return false, err
+	}
+	if err := s.execute(v, s.state, c); err != nil {
+		c.Fail(*in)
+		return false, err
+	}
+	return true, nil
+}
+
+// RestoreState loads one key of the last committed checkpoint.
+func (s *statefulTask[In, K, V]) RestoreState(key, value []byte) error {
+	return s.state.restore(key, value)
+}
+
+// SnapshotState hands the changes since the last checkpoint to put.
+func (s *statefulTask[In, K, V]) SnapshotState(put func(key, value []byte)) (int, error) {
+	return s.state.snapshot(put)
+}
