@@ -32,6 +32,11 @@ const (
 	metricInFlight     = "goshelter.in_flight"          // gauge, per topology
 	metricRestarts     = "goshelter.restarts"           // counter, per topology
 	metricIncarnation  = "goshelter.incarnation"        // gauge, per topology
+	// The last committed checkpoint, per spout and bolt task of a topology
+	// with state, from the task's first commit in the incarnation on.
+	metricCheckpoint         = "goshelter.checkpoint.id"       // gauge
+	metricCheckpointDuration = "goshelter.checkpoint.duration" // gauge in seconds, from the checkpoint's start to the task's barrier
+	metricCheckpointSize     = "goshelter.checkpoint.size"     // gauge in bytes, state or position stored
 )
 
 // Attribute keys of every instrument.
@@ -71,19 +76,25 @@ type float64Gauge struct {
 	name, unit, desc string
 	kinds            int
 	value            func(figures) float64
+	// checkpointed gauges are observed only for a task with a committed
+	// checkpoint: a topology without state has no series of them.
+	checkpointed bool
 }
 
 // taskGauges are the per-task gauges of [Instrument]. The three latency means
 // come first: /metrics leaves them out (see withoutMeans) for its histograms,
 // which OpenTelemetry cannot observe asynchronously.
 var taskGauges = []float64Gauge{
-	{metricExecute, "s", "Mean time a bolt spends executing an input.", bolts, func(f figures) float64 { return f.ExecuteLatencyMs / 1e3 }},
-	{metricProcess, "s", "Mean time from a bolt taking an input from its mailbox to acking it (sampled).", bolts, func(f figures) float64 { return f.ProcessLatencyMs / 1e3 }},
-	{metricComplete, "s", "Mean time from a spout's emit to its tree's ack (sampled).", spouts, func(f figures) float64 { return f.CompleteLatencyMs / 1e3 }},
+	{metricExecute, "s", "Mean time a bolt spends executing an input.", bolts, func(f figures) float64 { return f.ExecuteLatencyMs / 1e3 }, false},
+	{metricProcess, "s", "Mean time from a bolt taking an input from its mailbox to acking it (sampled).", bolts, func(f figures) float64 { return f.ProcessLatencyMs / 1e3 }, false},
+	{metricComplete, "s", "Mean time from a spout's emit to its tree's ack (sampled).", spouts, func(f figures) float64 { return f.CompleteLatencyMs / 1e3 }, false},
 	// withoutMeans starts here.
-	{metricCapacity, "1", "Fraction of the time since the last collection a bolt task spent executing.", bolts, func(f figures) float64 { return f.Capacity }},
-	{metricPending, "{tree}", "Open tuple trees.", spouts | ackers, func(f figures) float64 { return float64(f.Pending) }},
-	{metricMailboxDepth, "{batch}", "Tuple batches waiting in a task's data mailbox.", bolts, func(f figures) float64 { return float64(f.MailboxDepth) }},
+	{metricCapacity, "1", "Fraction of the time since the last collection a bolt task spent executing.", bolts, func(f figures) float64 { return f.Capacity }, false},
+	{metricPending, "{tree}", "Open tuple trees.", spouts | ackers, func(f figures) float64 { return float64(f.Pending) }, false},
+	{metricMailboxDepth, "{batch}", "Tuple batches waiting in a task's data mailbox.", bolts, func(f figures) float64 { return float64(f.MailboxDepth) }, false},
+	{metricCheckpoint, "", "Id of the last checkpoint the task took part in that committed.", emitters, func(f figures) float64 { return float64(f.CheckpointID) }, true},
+	{metricCheckpointDuration, "s", "Time from the last committed checkpoint's start until the task passed its barrier.", emitters, func(f figures) float64 { return f.CheckpointMs / 1e3 }, true},
+	{metricCheckpointSize, "By", "Bytes of state or source position the task stored in the last committed checkpoint.", emitters, func(f figures) float64 { return float64(f.CheckpointBytes) }, true},
 }
 
 // withoutMeans are taskGauges without the latency means.
@@ -148,7 +159,7 @@ func instrument(meter metric.Meter, stats func() supervision.Stats, perTask []fl
 				}
 			}
 			for i, g := range perTask {
-				if g.kinds&kind != 0 {
+				if g.kinds&kind != 0 && (!g.checkpointed || f.CheckpointID > 0) {
 					o.ObserveFloat64(gauges[i], g.value(f), set)
 				}
 			}

@@ -65,6 +65,15 @@ type figures struct {
 	LastError     string     `json:"last_error,omitempty"`
 	LastErrorTime *time.Time `json:"last_error_time,omitempty"`
 	LastErrorTask int        `json:"last_error_task,omitempty"`
+
+	// The last committed checkpoint (topologies with state; 0 without, or
+	// before the first commit): its id, the time until the task passed its
+	// barrier, and the bytes of state or position the task stored. A
+	// component shows the highest id, the longest time and the sum of the
+	// bytes (see supervision.TaskStats).
+	CheckpointID    int64   `json:"checkpoint_id"`
+	CheckpointMs    float64 `json:"checkpoint_ms"`
+	CheckpointBytes int64   `json:"checkpoint_bytes"`
 }
 
 // flow is the traffic from one component to another, all streams together: the
@@ -117,6 +126,7 @@ func newReport(prev *supervision.Stats, cur supervision.Stats) report {
 		sum := cur.Components[r.Components[i].Component]
 		r.Components[i].latencies(sum)
 		r.Components[i].lastError(sum)
+		r.Components[i].checkpoint(sum)
 	}
 	return r
 }
@@ -145,6 +155,7 @@ func taskFigures(t, base supervision.TaskStats, window time.Duration) figures {
 		Metrics: jsonSafe(t.Metrics),
 	}
 	f.lastError(t)
+	f.checkpoint(t)
 	if window > 0 {
 		f.Capacity = float64(t.ExecuteTime-base.ExecuteTime) / float64(window)
 	}
@@ -164,6 +175,10 @@ func (f *figures) lastError(t supervision.TaskStats) {
 		at := t.LastErrorTime
 		f.LastError, f.LastErrorTime, f.LastErrorTask = t.LastError, &at, t.LastErrorTask
 	}
+}
+
+func (f *figures) checkpoint(t supervision.TaskStats) {
+	f.CheckpointID, f.CheckpointMs, f.CheckpointBytes = t.Checkpoint, ms(t.CheckpointDuration), t.CheckpointBytes
 }
 
 // add sums a task's figures into its component's.

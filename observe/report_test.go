@@ -63,6 +63,9 @@ func withSums(s supervision.Stats) supervision.Stats {
 		if t.LastErrorTime.After(sum.LastErrorTime) {
 			sum.LastError, sum.LastErrorTime, sum.LastErrorTask = t.LastError, t.LastErrorTime, t.LastErrorTask
 		}
+		sum.Checkpoint = max(sum.Checkpoint, t.Checkpoint)
+		sum.CheckpointDuration = max(sum.CheckpointDuration, t.CheckpointDuration)
+		sum.CheckpointBytes += t.CheckpointBytes
 		means(&sum)
 		s.Components[t.Component] = sum
 	}

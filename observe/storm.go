@@ -56,6 +56,9 @@ type stormTopology struct {
 	// goshelter's own
 	InFlight int64        `json:"inFlight"`
 	Events   []stormEvent `json:"events"` // oldest first
+	// Stateful says the topology checkpoints (it has dsl.Stateful bolts), so
+	// its spouts, bolts and executors have checkpoint figures to show.
+	Stateful bool `json:"stateful"`
 }
 
 // stormWindowStats are a topology's figures over one window: emitted and
@@ -82,6 +85,21 @@ type stormLastError struct {
 	ErrorTask          int    `json:"errorTask,omitempty"` // goshelter's own: the task that failed
 }
 
+// stormCheckpoint are goshelter's own fields on the last checkpoint committed
+// in the current incarnation, for a component (the highest id, the longest
+// time, the bytes of all its tasks) or an executor. They are there for every
+// topology, 0 without state or before the first commit, so that a client
+// reads one shape; stormTopology.Stateful says whether to expect more.
+type stormCheckpoint struct {
+	CheckpointID    int64  `json:"checkpointId"`
+	CheckpointMs    string `json:"checkpointMs"` // from the checkpoint's start until the task passed its barrier
+	CheckpointBytes int64  `json:"checkpointBytes"`
+}
+
+func checkpointOf(t supervision.TaskStats) stormCheckpoint {
+	return stormCheckpoint{CheckpointID: t.Checkpoint, CheckpointMs: fmt.Sprintf("%.3f", ms(t.CheckpointDuration)), CheckpointBytes: t.CheckpointBytes}
+}
+
 type stormSpout struct {
 	SpoutID         string `json:"spoutId"`
 	EncodedSpoutID  string `json:"encodedSpoutId"`
@@ -95,6 +113,7 @@ type stormSpout struct {
 	stormLastError
 	// goshelter's own
 	Pending int64 `json:"pending"`
+	stormCheckpoint
 }
 
 type stormBolt struct {
@@ -113,6 +132,7 @@ type stormBolt struct {
 	stormLastError
 	// goshelter's own
 	MailboxDepth int `json:"mailboxDepth"`
+	stormCheckpoint
 }
 
 // stormEvent is a lifecycle event: the restart history.
@@ -203,6 +223,7 @@ type stormExecutorStat struct {
 	LastError     string         `json:"lastError"`
 	LastErrorTime *int64         `json:"lastErrorTime"` // unix seconds
 	Metrics       map[string]any `json:"metrics,omitempty"`
+	stormCheckpoint
 }
 
 // stormAPI serves Storm's REST shape for one topology.
@@ -302,6 +323,7 @@ func (a *stormAPI) topology(w http.ResponseWriter, r *http.Request) {
 		Configuration: jsonSafe(a.topo.Conf),
 		InFlight:      cur.InFlight,
 		Events:        events(cur.Events),
+		Stateful:      a.topo.HasState(),
 	}
 	sums := chosen.byComponent(cur)
 	for _, c := range a.topo.Components {
@@ -368,6 +390,7 @@ func (a *stormAPI) spout(cur supervision.Stats, id string, s componentWindow) st
 		Emitted: s.c.emitted, Transferred: s.c.transferred, Acked: s.c.acked, Failed: s.c.failed,
 		CompleteLatency: msString(s.c.completeTime, s.c.completeSamples),
 		stormLastError:  a.lastError(cur, id), Pending: cur.Components[id].Pending,
+		stormCheckpoint: checkpointOf(cur.Components[id]),
 	}
 }
 
@@ -380,6 +403,7 @@ func (a *stormAPI) bolt(cur supervision.Stats, id string, s componentWindow) sto
 		ExecuteLatency: msString(s.c.executeTime, s.c.executed),
 		ProcessLatency: msString(s.c.processTime, s.c.processSamples),
 		stormLastError: a.lastError(cur, id), MailboxDepth: cur.Components[id].MailboxDepth,
+		stormCheckpoint: checkpointOf(cur.Components[id]),
 	}
 }
 
@@ -450,7 +474,7 @@ func (a *stormAPI) executor(cur supervision.Stats, t supervision.TaskStats, w wi
 		Uptime: prettyDuration(cur.Uptime), UptimeSeconds: int64(cur.Uptime.Seconds()),
 		Emitted: c.emitted, Transferred: c.transferred, Acked: c.acked, Failed: c.failed, Executed: c.executed,
 		Task: t.Task, Pending: t.Pending, MailboxDepth: t.MailboxDepth, LastError: t.LastError,
-		Metrics: jsonSafe(t.Metrics),
+		Metrics: jsonSafe(t.Metrics), stormCheckpoint: checkpointOf(t),
 	}
 	if t.LastError != "" {
 		at := t.LastErrorTime.Unix()

@@ -2,6 +2,7 @@ package observe_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/state"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -106,6 +108,9 @@ type pageView struct {
 	LastErrors map[string]string `json:"lastErrors"`
 	Events     []string          `json:"events"`
 	Problem    string            `json:"problem"`
+	// CheckpointColumns counts the visible checkpoint headers of the spouts
+	// and bolts tables.
+	CheckpointColumns int `json:"checkpointColumns"`
 }
 
 const readPage = `(() => {
@@ -125,6 +130,7 @@ const readPage = `(() => {
     lastErrors: by('lastError'),
     events: Array.from(document.querySelectorAll('#events [data-field=kind]')).map((td) => td.textContent),
     problem: problem.hidden ? '' : problem.textContent,
+    checkpointColumns: Array.from(document.querySelectorAll('#spouts th.ckpt, #bolts th.ckpt')).filter((th) => th.offsetParent !== null).length,
   };
 })()`
 
@@ -159,6 +165,9 @@ func TestUIInChromium(t *testing.T) {
 	}
 	if first.Status != "ACTIVE" || first.Problem != "" || !slices.Equal(first.Events, []string{"started", "restarting", "failed", "started"}) {
 		t.Errorf("status %q, problem %q, events %v (newest first)", first.Status, first.Problem, first.Events)
+	}
+	if first.CheckpointColumns != 0 {
+		t.Errorf("a topology without state shows %d checkpoint columns", first.CheckpointColumns)
 	}
 	if !strings.Contains(first.LastErrors["sentences"], "panic: sentences: the source hiccuped") {
 		t.Errorf("the spout's last error shows %q", first.LastErrors["sentences"])
@@ -289,4 +298,72 @@ func number(s string) int64 {
 		return -1
 	}
 	return n
+}
+
+// TestUIShowsCheckpointsInChromium: the spouts and bolts of a topology with
+// state show their last committed checkpoint; those of one without have no
+// checkpoint columns.
+func TestUIShowsCheckpointsInChromium(t *testing.T) {
+	browser, ok := chromium()
+	if !ok {
+		t.Skip("no Chromium on PATH (apt-get install chromium): the status page was not tested in a browser")
+	}
+	b := dsl.New("checkpoints", dsl.Conf{dsl.CheckpointInterval: 20 * time.Millisecond})
+	src := b.Spout("src", dsl.ReliableFrom(func(dsl.TaskInfo) *ticks { return &ticks{} }))
+	sum := b.Bolt("sum", dsl.Stateful(func(in Sentence, st *dsl.State[string, int], _ dsl.Emitter) error {
+		n, _ := st.Get(in.Text)
+		st.Put(in.Text, n+1)
+		return nil
+	}), dsl.Parallelism(2))
+	b.Anchored(src, sum, dsl.Shuffle[Sentence]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, err := supervision.Run(context.Background(), topo, supervision.WithStore(state.NewMemory()), supervision.WithLogger(zap.NewNop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.Stop(context.Background())
+	srv, err := observe.Listen("127.0.0.1:0", topo, running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	ctx := newBrowser(t, browser)
+	const shown = `(() => {
+  const field = (table, comp, f) => { const td = document.querySelector('#' + table + ' tbody tr[data-component="' + comp + '"] [data-field=' + f + ']'); return td && td.offsetParent !== null ? td.textContent : ''; };
+  return Number(field('spouts', 'src', 'checkpointId').replace(/,/g, '')) > 0 && Number(field('bolts', 'sum', 'checkpointId').replace(/,/g, '')) > 0 &&
+    field('bolts', 'sum', 'checkpointMs') !== '' && /B$/.test(field('spouts', 'src', 'checkpointBytes'));
+})()`
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr+"/"), pollVoid(shown)); err != nil {
+		t.Fatalf("the page shows no checkpoints of a topology with state: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr+"/#component=sum"),
+		pollVoid(`Array.from(document.querySelectorAll('#executors tbody tr')).length === 2 && `+
+			`Array.from(document.querySelectorAll('#executors tbody [data-field=checkpointId]')).every((td) => td.offsetParent !== null && td.textContent !== '')`)); err != nil {
+		t.Errorf("the tasks of sum show no checkpoints: %v", err)
+	}
+}
+
+// ticks is a positioned source of the words "a" to "e", over and over,
+// every 100µs; its position is the count of ticks emitted.
+type ticks struct{ n uint64 }
+
+func (s *ticks) Next() (uint64, Sentence, bool) {
+	time.Sleep(100 * time.Microsecond) // paced, so the browser gets the CPU
+	s.n++
+	return s.n, Sentence{Text: string(rune('a' + s.n%5))}, true
+}
+func (s *ticks) Ack(uint64)       {}
+func (s *ticks) Nack(uint64)      {}
+func (s *ticks) Position() []byte { return binary.AppendUvarint(nil, s.n) }
+func (s *ticks) Rewind(p []byte) error {
+	n, size := binary.Uvarint(p)
+	if size <= 0 {
+		return fmt.Errorf("ticks: bad position %x", p)
+	}
+	s.n = n
+	return nil
 }

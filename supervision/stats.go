@@ -74,6 +74,18 @@ type TaskStats struct {
 	LastError     string
 	LastErrorTime time.Time
 	LastErrorTask int
+
+	// The task's part of the last checkpoint committed in this incarnation
+	// (topologies with state, see dsl.Stateful): Checkpoint is its id, 0
+	// before the first commit; CheckpointDuration the time from the
+	// checkpoint's start until the task passed its barrier; CheckpointBytes
+	// what the task stored in it (its changed state, or its source's
+	// position). In sums, the highest id and the longest duration, as the
+	// slowest task is the one that holds a checkpoint back, and the bytes of
+	// all the tasks' last checkpoints together.
+	Checkpoint         int64
+	CheckpointDuration time.Duration
+	CheckpointBytes    int64
 }
 
 func taskStats(s actors.Snapshot) TaskStats {
@@ -84,6 +96,7 @@ func taskStats(s actors.Snapshot) TaskStats {
 		ExecuteTime: time.Duration(s.ExecuteNanos), ProcessSamples: s.ProcessSamples, ProcessTime: time.Duration(s.ProcessNanos),
 		CompleteSamples: s.CompleteSamples, CompleteTime: time.Duration(s.CompleteNanos),
 		ExecuteHistogram: s.ExecuteHistogram, ProcessHistogram: s.ProcessHistogram, CompleteHistogram: s.CompleteHistogram,
+		Checkpoint: s.Checkpoint, CheckpointDuration: time.Duration(s.CheckpointNanos), CheckpointBytes: s.CheckpointBytes,
 	}
 	if s.LastError != "" {
 		t.LastError, t.LastErrorTime, t.LastErrorTask = s.LastError, s.LastErrorTime, s.Task
@@ -120,6 +133,9 @@ func (t *TaskStats) add(o TaskStats) {
 	t.ProcessTime += o.ProcessTime
 	t.CompleteSamples += o.CompleteSamples
 	t.CompleteTime += o.CompleteTime
+	t.Checkpoint = max(t.Checkpoint, o.Checkpoint)
+	t.CheckpointDuration = max(t.CheckpointDuration, o.CheckpointDuration)
+	t.CheckpointBytes += o.CheckpointBytes
 	for task, n := range o.SentTo {
 		if t.SentTo == nil {
 			t.SentTo = map[int]int64{}

@@ -152,6 +152,21 @@ func TestSumComponents(t *testing.T) {
 	}
 }
 
+// TestSumComponentsOfCheckpoints: a component shows its tasks' last
+// checkpoint as the highest id, the slowest task's duration and the bytes of
+// all of them.
+func TestSumComponentsOfCheckpoints(t *testing.T) {
+	tasks := []TaskStats{
+		{Component: "count", Kind: "bolt", Task: 1, Checkpoint: 4, CheckpointDuration: 3 * time.Millisecond, CheckpointBytes: 100},
+		{Component: "count", Kind: "bolt", Task: 2, Checkpoint: 5, CheckpointDuration: time.Millisecond, CheckpointBytes: 20},
+		{Component: "count", Kind: "bolt", Task: 3},
+	}
+	sum := sumComponents(tasks)["count"]
+	if sum.Checkpoint != 5 || sum.CheckpointDuration != 3*time.Millisecond || sum.CheckpointBytes != 120 {
+		t.Errorf("sum of count: checkpoint %d, %v, %d bytes; want 5, 3ms, 120 bytes", sum.Checkpoint, sum.CheckpointDuration, sum.CheckpointBytes)
+	}
+}
+
 // --- Running topologies -----------------------------------------------------
 
 type num struct{ N int }

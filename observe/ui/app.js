@@ -34,8 +34,26 @@
     return Math.floor(s / 86400) + 'd ago';
   }
   const clock = (date) => date.toLocaleTimeString('en-GB');
+  function size(bytes) {
+    if (!(bytes > 0)) return '0 B';
+    if (bytes >= 1 << 30) return (bytes / (1 << 30)).toFixed(1) + ' GiB';
+    if (bytes >= 1 << 20) return (bytes / (1 << 20)).toFixed(1) + ' MiB';
+    if (bytes >= 1 << 10) return (bytes / (1 << 10)).toFixed(1) + ' KiB';
+    return bytes + ' B';
+  }
 
   // --- DOM helpers ----------------------------------------------------------
+
+  // checkpointCells are the last committed checkpoint of a component or a
+  // task (goshelter's checkpointId, checkpointMs, checkpointBytes), in cells
+  // the style sheet shows for a topology with state only (body.stateful).
+  function checkpointCells(c) {
+    return [
+      cell(c.checkpointId ? count(c.checkpointId) : '', { cls: 'ckpt', field: 'checkpointId' }),
+      cell(c.checkpointId ? c.checkpointMs : '', { cls: 'ckpt', field: 'checkpointMs' }),
+      cell(c.checkpointId ? size(c.checkpointBytes) : '', { cls: 'ckpt', field: 'checkpointBytes', title: count(c.checkpointBytes) + ' bytes' }),
+    ];
+  }
 
   // cell makes a td; opts: {cls, title, field}.
   function cell(text, opts) {
@@ -137,6 +155,7 @@
   function render(t, graph, comp) {
     const now = Date.now() / 1000;
     document.title = t.name + ' · goshelter';
+    document.body.classList.toggle('stateful', !!t.stateful);
     $('topology-name').textContent = t.name;
     const st = $('status');
     st.textContent = t.status;
@@ -164,6 +183,7 @@
       cell(count(s.emitted), { field: 'emitted' }), cell(count(s.transferred), { field: 'transferred' }),
       cell(s.completeLatency, { field: 'completeLatency' }), cell(count(s.acked), { field: 'acked' }),
       cell(count(s.failed), { field: 'failed' }), cell(count(s.pending), { field: 'pending' }),
+      ...checkpointCells(s),
       errorCell(s), cell(ago(s.errorTime, now), { field: 'errorTime', title: s.errorTime ? new Date(s.errorTime * 1000).toString() : '' }),
     ], { component: s.spoutId })));
 
@@ -174,6 +194,7 @@
       cell(count(b.executed), { field: 'executed' }), cell(b.processLatency, { field: 'processLatency' }),
       cell(count(b.acked), { field: 'acked' }), cell(count(b.failed), { field: 'failed' }),
       cell(count(b.mailboxDepth), { field: 'mailboxDepth' }),
+      ...checkpointCells(b),
       errorCell(b), cell(ago(b.errorTime, now), { field: 'errorTime', title: b.errorTime ? new Date(b.errorTime * 1000).toString() : '' }),
     ], { component: b.boltId })));
     document.querySelectorAll('#spouts tbody tr, #bolts tbody tr').forEach((tr) => {
@@ -216,11 +237,17 @@
 
     const spout = c.componentType === 'spout';
     const cols = spout
-      ? ['Task', 'Emitted', 'Transferred', 'Complete latency (ms)', 'Acked', 'Failed', 'Pending', 'Metrics', 'Last error']
-      : ['Task', 'Emitted', 'Transferred', 'Capacity', 'Execute latency (ms)', 'Executed', 'Process latency (ms)', 'Acked', 'Failed', 'Mailbox', 'Metrics', 'Last error'];
+      ? ['Task', 'Emitted', 'Transferred', 'Complete latency (ms)', 'Acked', 'Failed', 'Pending']
+      : ['Task', 'Emitted', 'Transferred', 'Capacity', 'Execute latency (ms)', 'Executed', 'Process latency (ms)', 'Acked', 'Failed', 'Mailbox'];
+    cols.push('Checkpoint', 'Checkpoint time (ms)', 'Checkpoint size', 'Metrics', 'Last error');
     const head = $('executors').tHead.rows[0];
     if (head.dataset.kind !== c.componentType) {
-      head.replaceChildren(...cols.map((name) => { const th = document.createElement('th'); th.textContent = name; return th; }));
+      head.replaceChildren(...cols.map((name) => {
+        const th = document.createElement('th');
+        th.textContent = name;
+        if (name.startsWith('Checkpoint')) th.className = 'ckpt'; // shown with state only
+        return th;
+      }));
       head.dataset.kind = c.componentType;
     }
     const filter = $('task-filter').value.trim().toLowerCase();
@@ -230,6 +257,7 @@
       const cells = spout
         ? [cell(e.task), cell(count(e.emitted)), cell(count(e.transferred)), cell(e.completeLatency), cell(count(e.acked)), cell(count(e.failed)), cell(count(e.pending))]
         : [cell(e.task), cell(count(e.emitted)), cell(count(e.transferred)), cell(e.capacity), cell(e.executeLatency), cell(count(e.executed)), cell(e.processLatency), cell(count(e.acked)), cell(count(e.failed)), cell(count(e.mailboxDepth))];
+      cells.push(...checkpointCells(e));
       cells.push(cell(metrics, { cls: 'text', title: metrics }));
       cells.push(cell((e.lastError || '').split('\n')[0], { cls: 'error', title: e.lastError ? e.lastError + '\n' + ago(e.lastErrorTime, now) : '' }));
       const r = row(cells, { task: String(e.task) });
