@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -120,7 +120,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		topo := statefulCount("held-acks", log, nil, func(int, *dsl.State[string, int]) { executed.Add(1) })
 		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithStore(store), clk.Option())
 		Eventually(executed.Load).WithTimeout(Scaled(10 * time.Second)).Should(BeEquivalentTo(600))
-		Consistently(log.Acked).WithTimeout(50 * time.Millisecond).Should(BeZero(), "no checkpoint committed yet")
+		Consistently(log.Acked).WithTimeout(50*time.Millisecond).Should(BeZero(), "no checkpoint committed yet")
 		Expect(store.Committed(context.Background())).To(BeZero())
 
 		clk.Advance(time.Second) // the checkpoint interval: one checkpoint covers everything
