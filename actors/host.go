@@ -105,6 +105,7 @@ func (s *System) Start(ctx context.Context, plan *routing.Plan, cfg Config) (*To
 	if plan.Topology.HasState() {
 		c, err := newCheckpointer(ctx, t, cfg.Store)
 		if err != nil {
+			t.stopOnce.Do(func() { s.forget(t) }) // nothing was spawned: nothing to stop
 			return t, err
 		}
 		t.inc.ckpt = c

@@ -19,13 +19,16 @@ var errStopped = errors.New("actors: the task is stopping")
 
 // Stop ends the incarnation in Storm's order: the system task's timers and the
 // spouts are deactivated; a drain waits until nothing is in flight, at most the
-// drain timeout and no longer than ctx; the bolts are deactivated; then every
-// actor is stopped: spouts (which nack what is still open to their source),
-// bolts, ackers, the system task. Tasks that failed are skipped where they would
-// be waited for. The wait for the bolts to deactivate is bounded by a grace of
-// twice the drain timeout (a second at least), and so is each group's wait to
-// stop: Stop takes a few drain timeouts at most, and about one when nothing is
-// stuck. The tasks still busy then (in user code) are returned as stuck. Stop never leaves a
+// drain timeout and no longer than ctx; if it ends with tuples still in flight,
+// the mailboxes close, so a task parked on a full one (upstream of a failed or
+// stuck bolt) drops the batch it held and goes on; the bolts are deactivated;
+// then every actor is stopped: spouts (which nack what is still open to their
+// source, dropped batches' trees included), bolts, ackers, the system task.
+// Tasks that failed are skipped where they would be waited for. The wait for
+// the bolts to deactivate is bounded by a grace of twice the drain timeout (a
+// second at least), and so is each group's wait to stop: Stop takes a few
+// drain timeouts at most, and about one when no task is stuck in user code.
+// The tasks still busy then are returned as stuck. Stop never leaves a
 // goroutine of its own behind. It may be called more than once; later calls
 // return the first result.
 func (t *Topology) Stop(ctx context.Context) (stuck []Failure) {
@@ -48,9 +51,18 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	if t.checkpointing {
 		t.inc.ckpt.beginDrain() // held acks go out as checkpoints commit
 	}
-	t.drain(drain)
-	if t.checkpointing {
+	drained := t.drain(drain)
+	if t.checkpointing && drained {
 		t.inc.ckpt.awaitQuiet(drain)
+	}
+	if !drained {
+		// What is still in flight will not complete: a task parked on a full
+		// mailbox (upstream of a failed or stuck bolt) would otherwise hold
+		// the bolts' deactivation, and so the stop or the restart, for the
+		// whole grace below. Released now, it drops the batch it held; the
+		// trees in it stay open and are nacked with the rest when the spouts
+		// stop.
+		t.release()
 	}
 	// The grace does not derive from ctx: once the drain is over the stop goes
 	// on, bounded, even if the caller stopped waiting for it. It is longer than
@@ -59,9 +71,7 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	grace, cancelGrace := context.WithTimeout(context.Background(), graceFor)
 	defer cancelGrace()
 	t.await(grace, bolts, late)
-	for _, b := range t.inc.boxes {
-		b.close() // wake senders parked on full rings
-	}
+	t.release()
 	// The tasks stop now: a task that did not deactivate may be waiting on its
 	// Context in user code (a Next, an Execute, its constructor). Ending every
 	// task's Context lets it return and stop rather than be abandoned.
@@ -133,21 +143,32 @@ func (t *Topology) await(ctx context.Context, group []int, late map[int]bool) {
 
 // drain waits until nothing is in flight, ctx ends, or a task fails during the
 // drain: what that task held will never complete. (A drain that begins after a
-// failure, while a restart backs off, goes on: other trees may complete.)
-func (t *Topology) drain(ctx context.Context) {
+// failure, while a restart backs off, goes on: other trees may complete.) It
+// reports whether nothing was left in flight.
+func (t *Topology) drain(ctx context.Context) bool {
 	failure := t.failureSignal()
 	for t.inc.gauge.n.Load() > 0 {
 		select {
 		case <-failure:
 			t.inc.log.Warn("drain ended: a task failed", zap.Int64("in_flight", t.inc.gauge.n.Load()))
-			return
+			return false
 		case <-t.inc.gauge.zero:
 		case <-ctx.Done():
 			if !t.isBroken() {
 				t.inc.log.Warn("drain ended with tuples in flight", zap.Int64("in_flight", t.inc.gauge.n.Load()), zap.Error(context.Cause(ctx)))
 			}
-			return
+			return false
 		}
+	}
+	return true
+}
+
+// release closes every mailbox of the incarnation: senders parked on a full
+// data lane give up their batch, and later data is refused. Control messages
+// (deactivation, acks) still get through.
+func (t *Topology) release() {
+	for _, b := range t.inc.boxes {
+		b.close()
 	}
 }
 

@@ -32,6 +32,8 @@ type Log[T any] struct {
 	acks     []int         // by value index: times acked
 	acked    int           // value indexes acked at least once
 	rewinds  int
+	stride   int // the spout's parallelism, once a task asked
+	out      int // handed out and not yet acked or nacked
 }
 
 // NewLog returns a Log of values.
@@ -43,6 +45,9 @@ func NewLog[T any](values ...T) *Log[T] {
 // Spout returns the reliable spout over the log.
 func (l *Log[T]) Spout() *dsl.SpoutSpec {
 	return dsl.ReliableFrom(func(info dsl.TaskInfo) *logTask[T] {
+		l.mu.Lock()
+		l.stride = info.Parallelism
+		l.mu.Unlock()
 		return &logTask[T]{l: l, index: info.Index, stride: info.Parallelism}
 	})
 }
@@ -85,6 +90,39 @@ func (l *Log[T]) WaitAcked(ctx context.Context) error {
 	}
 }
 
+// WaitDrained waits until every task of the spout has read to the end of
+// the log and every value handed out got its ack or nack, or ctx ends. Unlike
+// WaitAcked it also ends in a run that resumed from a checkpoint, where the
+// values before the positions are never handed out again.
+func (l *Log[T]) WaitDrained(ctx context.Context) error {
+	for {
+		l.mu.Lock()
+		done, changed, out := l.drainedLocked(), l.changed, l.out
+		l.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("sheltertest: log not drained, %d values awaiting an outcome: %w", out, context.Cause(ctx))
+		}
+	}
+}
+
+func (l *Log[T]) drainedLocked() bool {
+	if l.stride == 0 || l.out > 0 {
+		return false
+	}
+	for i := 0; i < l.stride; i++ {
+		c, ok := l.cursor[i]
+		if !ok && i < len(l.values) || ok && c < len(l.values) || len(l.retry[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func (l *Log[T]) touchLocked() {
 	close(l.changed)
 	l.changed = make(chan struct{})
@@ -118,6 +156,7 @@ func (t *logTask[T]) Next() (int, T, bool) {
 		return 0, zero, false
 	}
 	l.handouts[i]++
+	l.out++
 	l.touchLocked()
 	return i, l.values[i], true
 }
@@ -129,6 +168,7 @@ func (t *logTask[T]) Ack(i int) {
 	if l.acks[i]++; l.acks[i] == 1 {
 		l.acked++
 	}
+	l.out--
 	l.touchLocked()
 }
 
@@ -137,6 +177,7 @@ func (t *logTask[T]) Nack(i int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.retry[t.index] = append(l.retry[t.index], i)
+	l.out--
 	l.touchLocked()
 }
 

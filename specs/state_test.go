@@ -3,8 +3,10 @@ package specs_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/state"
 	"github.com/goshelter/goshelter/supervision"
+	"go.uber.org/zap"
 )
 
 // Issue 23: stateful bolts whose checkpoints are consistent cuts of bolt
@@ -76,19 +79,211 @@ func storedCounts(store state.Store, tasks int) map[string]int {
 	return got
 }
 
+// countsOf returns how often each word occurs in the lines whose index
+// pick accepts.
+func countsOf(lines []Line, pick func(i int) bool) map[string]int {
+	want := map[string]int{}
+	for i, l := range lines {
+		if pick(i) {
+			for _, w := range strings.Fields(l.Text) {
+				want[w]++
+			}
+		}
+	}
+	return want
+}
+
+// failingStore fails the commit of checkpoint fail (once).
+type failingStore struct {
+	state.Store
+	fail   uint64
+	failed atomic.Bool
+}
+
+func (f *failingStore) Commit(ctx context.Context, c state.Checkpoint) error {
+	if c.ID == f.fail && f.failed.CompareAndSwap(false, true) {
+		return errors.New("disk full")
+	}
+	return f.Store.Commit(ctx, c)
+}
+
+// fastRestarts restarts at once, so a rollback costs no real time.
+var fastRestarts = supervision.WithRestarts(supervision.Restarts{Base: time.Millisecond, Cap: time.Millisecond, Max: 10})
+
 var _ = Describe("Stateful bolts", Label("state"), func() {
 	It("count every word once, and the spout hears of a message only when its checkpoint commits", func() {
-		lines, want := stateLines(500)
+		lines, want := stateLines(200)
 		log := sheltertest.NewLog(lines...)
 		store := state.NewMemory()
 		var executed atomic.Int64
-		topo := statefulCount("wordcount-state", log, dsl.Conf{dsl.CheckpointInterval: 20 * time.Millisecond}, func(int, *dsl.State[string, int]) { executed.Add(1) })
-		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithStore(store))
+		clk := NewManualClock()
+		topo := statefulCount("held-acks", log, nil, func(int, *dsl.State[string, int]) { executed.Add(1) })
+		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithStore(store), clk.Option())
+		Eventually(executed.Load).WithTimeout(Scaled(10 * time.Second)).Should(BeEquivalentTo(600))
+		Consistently(log.Acked).WithTimeout(50*time.Millisecond).Should(BeZero(), "no checkpoint committed yet")
+		Expect(store.Committed(context.Background())).To(BeZero())
+
+		clk.Advance(time.Second) // the checkpoint interval: one checkpoint covers everything
 		Expect(log.WaitAcked(kitCtx())).To(Succeed())
+		Expect(store.Committed(context.Background())).To(BeEquivalentTo(1))
+		Expect(storedCounts(store, 2)).To(Equal(want))
+		_ = r
+	})
+
+	It("a stop takes a last checkpoint that covers every message handed out", func() {
+		lines, _ := stateLines(2000)
+		log := sheltertest.NewLog(lines...)
+		store := state.NewMemory()
+		var executed atomic.Int64
+		topo := statefulCount("stop-mid-stream", log, dsl.Conf{dsl.MaxSpoutPending: 16}, func(int, *dsl.State[string, int]) { executed.Add(1) })
+		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithStore(store), NewManualClock().Option())
+		// Two spout tasks, 16 lines each in flight, 3 words a line: without a
+		// checkpoint no ack goes out, so the spouts stop there.
+		Eventually(executed.Load).WithTimeout(Scaled(10 * time.Second)).Should(BeEquivalentTo(2 * 16 * 3))
+		Consistently(executed.Load).WithTimeout(20 * time.Millisecond).Should(BeEquivalentTo(96))
+		Stop(r) // no clock moved: only the stop's checkpoints commit
+		handed := func(i int) bool { return log.Handouts(i) > 0 }
+		Expect(storedCounts(store, 2)).To(Equal(countsOf(lines, handed)))
+		Expect(log.Acked()).To(Equal(len(countsOfIndexes(len(lines), handed))), "every message handed out is acked, once committed")
+	})
+
+	It("a topology started again on the same store resumes from its positions and state", func() {
+		lines, want := stateLines(3000)
+		store := state.NewMemory()
+		first := sheltertest.NewLog(lines...)
+		var executed atomic.Int64
+		conf := dsl.Conf{dsl.MaxSpoutPending: 16, dsl.CheckpointInterval: 5 * time.Millisecond}
+		r := sheltertest.Start(GinkgoTB(), statefulCount("resume", first, conf, func(int, *dsl.State[string, int]) { executed.Add(1) }), supervision.WithStore(store))
+		Eventually(executed.Load).WithTimeout(Scaled(10 * time.Second)).Should(BeNumerically(">", 1000))
+		Stop(r)
+		Expect(first.Acked()).To(BeNumerically("<", len(lines)), "the first run stopped mid-stream")
+
+		second := sheltertest.NewLog(lines...) // a new process: the log knows nothing
+		r = sheltertest.Start(GinkgoTB(), statefulCount("resume", second, conf, nil), supervision.WithStore(store))
+		Expect(second.WaitDrained(kitCtx())).To(Succeed())
 		Stop(r)
 		Expect(storedCounts(store, 2)).To(Equal(want))
+		Expect(second.Rewinds()).To(Equal(2), "each spout task rewound to its position")
+		Expect(second.Handouts(0)).To(BeZero(), "nothing before the positions is read again")
+	})
+
+	It("a failed input rolls the topology back to its last checkpoint, and the state still counts every word once", Label("edges"), func() {
+		lines, want := stateLines(1000)
+		log := sheltertest.NewLog(lines...)
+		store := state.NewMemory()
+		var failedOnce atomic.Bool
+		var events []supervision.Event
+		b := dsl.New("rollback", dsl.Conf{dsl.MaxSpoutPending: 32, dsl.CheckpointInterval: 5 * time.Millisecond})
+		b.Streams(Line{}, Word{})
+		src := b.Spout("lines", log.Spout(), dsl.Parallelism(2))
+		split := b.Bolt("split", dsl.AutoAck(func(in Line, out dsl.Emitter) error {
+			for _, w := range strings.Fields(in.Text) {
+				out.Emit(Word{Text: w})
+			}
+			if last, _ := store.Committed(context.Background()); last > 1 && failedOnce.CompareAndSwap(false, true) {
+				panic("split cannot go on") // after its words went out: the counts saw them
+			}
+			return nil
+		}))
+		count := b.Bolt("count", dsl.Stateful(func(in Word, st *dsl.State[string, int], _ dsl.Emitter) error {
+			n, _ := st.Get(in.Text)
+			st.Put(in.Text, n+1)
+			return nil
+		}), dsl.Parallelism(2))
+		b.Anchored(src, split, dsl.Shuffle[Line]())
+		b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
+		var mu sync.Mutex
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithStore(store), fastRestarts,
+			supervision.WithEvents(func(e supervision.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }))
+		Expect(log.WaitDrained(kitCtx())).To(Succeed())
+		Stop(r)
+		Expect(failedOnce.Load()).To(BeTrue())
+		Expect(storedCounts(store, 2)).To(Equal(want))
+		Expect(log.Rewinds()).To(BeNumerically(">=", 2))
+		mu.Lock()
+		defer mu.Unlock()
+		Expect(events).To(ContainElement(HaveField("Err", MatchError(ContainSubstring("rolling back to the last checkpoint")))))
+	})
+
+	It("a store that fails a commit restarts the topology from the last committed checkpoint", Label("edges"), func() {
+		lines, want := stateLines(1500)
+		log := sheltertest.NewLog(lines...)
+		store := &failingStore{Store: state.NewMemory(), fail: 3}
+		conf := dsl.Conf{dsl.MaxSpoutPending: 16, dsl.CheckpointInterval: 2 * time.Millisecond}
+		r := sheltertest.Start(GinkgoTB(), statefulCount("store-fails", log, conf, nil), supervision.WithStore(store), fastRestarts)
+		Expect(log.WaitDrained(kitCtx())).To(Succeed())
+		Stop(r)
+		Expect(store.failed.Load()).To(BeTrue(), "the third commit failed")
+		Expect(r.Stats().Restarts).To(BeNumerically(">=", 1))
+		Expect(storedCounts(store, 2)).To(Equal(want))
+	})
+
+	It("refuses to start on a store written with another parallelism, naming the component", Label("edges"), func() {
+		lines, _ := stateLines(50)
+		store := state.NewMemory()
+		log := sheltertest.NewLog(lines...)
+		r := sheltertest.Start(GinkgoTB(), statefulCount("reshaped", log, nil, nil), supervision.WithStore(store))
+		Stop(r) // its stop commits a checkpoint with the layout
+		Expect(store.Committed(context.Background())).To(BeNumerically(">", 0))
+
+		b := dsl.New("reshaped", nil)
+		b.Streams(Line{}, Word{})
+		src := b.Spout("lines", sheltertest.NewLog(lines...).Spout(), dsl.Parallelism(2))
+		split := b.Bolt("split", dsl.AutoAck(func(Line, dsl.Emitter) error { return nil }), dsl.Parallelism(2))
+		count := b.Bolt("count", dsl.Stateful(func(Word, *dsl.State[string, int], dsl.Emitter) error { return nil }), dsl.Parallelism(3))
+		b.Anchored(src, split, dsl.Shuffle[Line]())
+		b.Anchored(split, count, dsl.Shuffle[Word]())
+		_, err := supervision.Run(context.Background(), Build(b), supervision.WithStore(store), supervision.WithLogger(zap.NewNop()))
+		Expect(err).To(MatchError(ContainSubstring(`component "count" has parallelism 3, but the store's checkpoints were taken with 2`)))
+	})
+
+	It("refuses to start without a store", Label("edges"), func() {
+		lines, _ := stateLines(5)
+		_, err := supervision.Run(context.Background(), statefulCount("storeless", sheltertest.NewLog(lines...), nil, nil), supervision.WithLogger(zap.NewNop()))
+		Expect(err).To(MatchError(ContainSubstring("needs a store")))
+		Expect(err).To(MatchError(ContainSubstring("supervision.WithStore")))
+	})
+
+	It("Build lists every problem of a topology whose state could not be exactly-once", Label("validation"), func() {
+		b := dsl.New("bad-state", dsl.Conf{dsl.MessageTimeout: time.Second, dsl.CheckpointInterval: 800 * time.Millisecond})
+		b.Streams(Line{}, Word{})
+		src := b.Spout("lines", dsl.ReliableFrom(func(dsl.TaskInfo) *halfPositioned { return &halfPositioned{} }))
+		win := b.Bolt("window", dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[Line], dsl.Emitter) error {
+			return func(dsl.Window[Line], dsl.Emitter) error { return nil }
+		}, dsl.WindowSpec[Line]{Count: 10}))
+		count := b.Bolt("count", dsl.Stateful(func(Word, *dsl.State[string, int], dsl.Emitter) error { return nil }),
+			dsl.WithConf(dsl.Conf{dsl.CheckpointInterval: 100 * time.Millisecond}))
+		b.Anchored(src, win, dsl.Shuffle[Line]())
+		b.Anchored(win, count, dsl.Shuffle[Word]())
+		_, err := b.Build()
+		var v *dsl.ValidationError
+		Expect(errors.As(err, &v)).To(BeTrue())
+		Expect(v.Problems).To(ContainElements(
+			ContainSubstring(`"topology.state.checkpoint.interval.ms" is 800ms but "topology.message.timeout.secs" is 1s`),
+			ContainSubstring(`component "count": conf "topology.state.checkpoint.interval.ms" is the topology's`),
+			ContainSubstring(`spout "lines": its source has only one of Position() []byte and Rewind([]byte) error`),
+			ContainSubstring(`stateful bolt "count" is fed by window "window"`),
+		))
 	})
 })
+
+// halfPositioned has a Position and no Rewind: Build says so.
+type halfPositioned struct{}
+
+func (*halfPositioned) Next() (int, Line, bool) { return 0, Line{}, false }
+func (*halfPositioned) Ack(int)                 {}
+func (*halfPositioned) Nack(int)                {}
+func (*halfPositioned) Position() []byte        { return nil }
+
+func countsOfIndexes(n int, pick func(int) bool) []int {
+	var out []int
+	for i := 0; i < n; i++ {
+		if pick(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
 
 func decodeVarint(b []byte, n *int) error {
 	v, size := binary.Varint(b)

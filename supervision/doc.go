@@ -36,10 +36,13 @@
 // (defaults: base 1 s, so the first wait is 2 s; cap 30 s), at most Max times
 // in a row (default 5); see [Restarts] and [WithRestarts]. Meanwhile the
 // failed incarnation's spouts stop emitting and its trees in flight may
-// complete; when the back-off is over, what is still open is nacked once and a
-// fresh incarnation starts. The count goes back to zero only after an
-// incarnation has run for the stable period without failing. Failures that
-// arrive while a restart is under way are coalesced into it.
+// complete (no longer than the drain timeout); then what is still open is
+// nacked once and, when the back-off is over, a fresh incarnation starts. A
+// task parked on a full mailbox of the failed incarnation (upstream of the
+// failed bolt) is released when that drain ends, so the restart waits for no
+// grace unless a task is stuck in user code. The count goes back to zero only
+// after an incarnation has run for the stable period without failing. Failures
+// that arrive while a restart is under way are coalesced into it.
 //
 // # At-least-once across restarts
 //

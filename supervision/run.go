@@ -243,7 +243,9 @@ var ended = func() context.Context {
 // incarnation inc (if any) stops in Storm's order: its spouts stop emitting,
 // what is in flight may finish until the back-off is over (and no longer than
 // the drain timeout), then its tasks stop and what is still open is nacked
-// once. It reports false when a stop was asked for meanwhile.
+// once. A task parked on a full mailbox is released when that drain ends, so
+// the stop is over by the back-off's end unless a task is stuck in user code.
+// It reports false when a stop was asked for meanwhile.
 func (r *Running) backOff(inc *actors.Topology, attempt int) bool {
 	delay := backoff(r.opts.restarts.Base, r.opts.restarts.Cap, attempt)
 	over, end := context.WithCancel(r.life)
