@@ -25,6 +25,9 @@ func TestCases(t *testing.T) {
 			if rs.flushOff {
 				tm.measure = 300 * time.Millisecond // its first batch leaves after 64 ms
 			}
+			if rs.shape == statefulCount {
+				tm.measure = 2 * stateInterval // acks (and latency samples) come when a checkpoint commits
+			}
 			r := measure(rs.system, rs.start, s, tm)
 			if r.err != nil {
 				t.Fatal(r.err)

@@ -6,7 +6,7 @@
 // It prints one table row per run, a check of the performance targets, and
 // ends with one line:
 //
-//	ratios: unacked_vs_limit=X acked_vs_unacked=Y acked_vs_watermill=Z  ... kafka_vs_client=K
+//	ratios: unacked_vs_limit=X acked_vs_unacked=Y acked_vs_watermill=Z  ... kafka_vs_client=K stateful_vs_plain=S
 //
 // # Usage
 //
@@ -104,6 +104,8 @@ func cases() []runSpec {
 		{"goshelter", startGoshelter, oneHop, true, true, false},
 		{"goshelter", startGoshelter, twoHop, true, true, false},
 		{"goshelter", startGoshelter, wordCount, false, false, false},
+		{"goshelter", startCounting, ackedCount, true, false, false},
+		{"goshelter", startCounting, statefulCount, true, false, false},
 		{"goshelter", startGoshelter, slidingWindow, false, false, false},
 		{"goshelter", startGoshelter, slowSource, false, false, false},
 		{"goshelter", startGoshelter, slowSource, false, false, true},
@@ -154,6 +156,9 @@ func run(c config) int {
 		t := t
 		if rs.shape == topicToTopic {
 			t, s.records = kafkaTiming(t)
+		}
+		if rs.shape == ackedCount || rs.shape == statefulCount {
+			s.pending = statePending
 		}
 		full := median(rs, s, t, c.count)
 		results = append(results, full)

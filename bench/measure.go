@@ -23,6 +23,8 @@ const (
 	slidingWindow                  // spout -> a windowed bolt: the last 1,000 tuples every 100
 	slowSource                     // a spout whose Next blocks 1 ms per tuple (1,000 tuples/s) -> null bolt
 	topicToTopic                   // Kafka topic -> topic (issue 22)
+	ackedCount                     // the word count acked, without state (issue 23's baseline)
+	statefulCount                  // the word count with a stateful count bolt, 1 s checkpoints on Pebble (issue 23)
 )
 
 func (s shape) String() string {
@@ -39,6 +41,10 @@ func (s shape) String() string {
 		return "slow-source(1k/s)"
 	case topicToTopic:
 		return "topic->topic"
+	case ackedCount:
+		return "wordcount"
+	case statefulCount:
+		return "wordcount-stateful(pebble,1s)"
 	}
 	return fmt.Sprintf("shape(%d)", int(s))
 }

@@ -147,9 +147,10 @@ func ratiosLine(results []result) string {
 	half := find(results, "goshelter", true, oneHop, true)
 	slow := findLoad(results, "goshelter", false, slowSource, "flush 1ms")
 	kc := fmtRatio(ratio(find(results, "kafka", true, topicToTopic, false), find(results, "franz-go", true, topicToTopic, false)))
-	return fmt.Sprintf("ratios: unacked_vs_limit=%s acked_vs_unacked=%s acked_vs_watermill=%s unacked_vs_tuple_limit=%s acked_vs_limit=%s p99_50pct_ms=%s slow_source_p99_ms=%s kafka_vs_client=%s",
+	sp := fmtRatio(ratio(find(results, "goshelter", true, statefulCount, false), find(results, "goshelter", true, ackedCount, false)))
+	return fmt.Sprintf("ratios: unacked_vs_limit=%s acked_vs_unacked=%s acked_vs_watermill=%s unacked_vs_tuple_limit=%s acked_vs_limit=%s p99_50pct_ms=%s slow_source_p99_ms=%s kafka_vs_client=%s stateful_vs_plain=%s",
 		fmtRatio(ratio(gu, cu)), fmtRatio(ratio(ga, gu)), fmtRatio(ratio(ga, wa)),
-		fmtRatio(ratio(gu, ct)), fmtRatio(ratio(ga, ca)), p99ms(half), p99ms(slow), kc)
+		fmtRatio(ratio(gu, ct)), fmtRatio(ratio(ga, ca)), p99ms(half), p99ms(slow), kc, sp)
 }
 
 // printTargets checks issue 14's targets (ratios within the run).
@@ -174,6 +175,8 @@ func printTargets(w io.Writer, results []result) {
 	check("wordcount vs chan", v, ok, 0.3)
 	v, ok = ratio(find(results, "goshelter", true, oneHop, false), find(results, "chan", true, oneHop, false))
 	check("acked spout->null vs chan acked", v, ok, 0.6)
+	v, ok = ratio(find(results, "goshelter", true, statefulCount, false), find(results, "goshelter", true, ackedCount, false))
+	check("stateful wordcount (pebble, 1s) vs without state", v, ok, 0.5) // issue 23
 	atMost := func(what string, r *result, limit time.Duration) {
 		if r == nil || r.samples == 0 {
 			fmt.Fprintf(w, "  %-50s n/a\n", what)
