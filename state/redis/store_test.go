@@ -11,8 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/goshelter/goshelter/state"
-	"github.com/goshelter/goshelter/state/statetest"
 	sredis "github.com/goshelter/goshelter/state/redis"
+	"github.com/goshelter/goshelter/state/statetest"
 )
 
 // TestMain checks that no goroutine of the clients outlives a test.
