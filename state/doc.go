@@ -12,7 +12,8 @@
 //     in a directory (one fsynced write batch per checkpoint); the default for
 //     a path.
 //   - github.com/goshelter/goshelter/state/redis (its own module): Redis, one
-//     MULTI/EXEC transaction per checkpoint.
+//     Lua script per checkpoint, which checks the ID and applies every change
+//     atomically.
 //
 // Package state/statetest checks that a Store keeps this contract; every store
 // of the project runs it.

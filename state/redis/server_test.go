@@ -1,0 +1,107 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// server is a redis-server process of a test's own.
+type server struct {
+	addr   string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd.Wait returned
+}
+
+// startServer starts redis-server on a free loopback port with args added
+// to its command line, and returns once it answers PING. The server is
+// killed when the test ends, if it was not before. The test skips when
+// redis-server is not installed.
+func startServer(t *testing.T, args ...string) *server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skipf("redis-server not installed: %v (apt-get install redis-server)", err)
+	}
+	// Another process may take the free port before the server binds it;
+	// then the server exits, and a new port is worth a try.
+	var last error
+	for range 3 {
+		s, err := tryStart(t, bin, args)
+		if err == nil {
+			return s
+		}
+		last = err
+	}
+	t.Fatal(last)
+	return nil
+}
+
+func tryStart(t *testing.T, bin string, args []string) (*server, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	s := &server{addr: "127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, append([]string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--daemonize", "no", "--loglevel", "warning",
+	}, args...)...)
+	out := &lockedBuffer{}
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	go func() {
+		s.cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(s.kill)
+
+	client := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
+	defer client.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := client.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return s, nil
+		}
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("redis-server on %s exited: %s", s.addr, out.String())
+		case <-time.After(10 * time.Millisecond): // the poll's period
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return nil, fmt.Errorf("redis-server on %s does not answer PING: %w\n%s", s.addr, err, out.String())
+		}
+	}
+}
+
+// kill ends the server with SIGKILL, as a crash would, and waits for it.
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+func (s *server) client(t *testing.T) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.addr})
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+			t.Errorf("close client: %v", err)
+		}
+	})
+	return c
+}
