@@ -1,8 +1,11 @@
 package redis_test
 
 import (
+	"os"
+
 	"context"
 	"errors"
+	"github.com/goshelter/goshelter/internal/statecrash"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,7 +19,12 @@ import (
 )
 
 // TestMain checks that no goroutine of the clients outlives a test.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if lines := os.Getenv(statecrash.Env); lines != "" {
+		os.Exit(crashChild(lines))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func TestStore(t *testing.T) {
 	srv := startServer(t)
