@@ -127,7 +127,14 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		Expect(log.WaitAcked(kitCtx())).To(Succeed())
 		Expect(store.Committed(context.Background())).To(BeEquivalentTo(1))
 		Expect(storedCounts(store, 2)).To(Equal(want))
-		_ = r
+		for _, t := range r.Stats().Tasks {
+			if t.Component == "count" || t.Component == "lines" {
+				Expect(t.Checkpoint).To(BeEquivalentTo(1), "task %d of %q", t.Task, t.Component)
+			}
+			if t.Component == "count" {
+				Expect(t.CheckpointBytes).To(BeNumerically(">", 0), "task %d stored its counts", t.Task)
+			}
+		}
 	})
 
 	It("a stop takes a last checkpoint that covers every message handed out", func() {
@@ -204,6 +211,66 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		defer mu.Unlock()
 		Expect(events).To(ContainElement(HaveField("Err", MatchError(ContainSubstring("rolling back to the last checkpoint")))))
 	})
+
+	DescribeTable("a rollback keeps every count exact", Label("edges"),
+		func(name string, interval time.Duration, fail func(committed uint64) bool, failInput bool, expectErr string) {
+			lines, want := stateLines(800)
+			log := sheltertest.NewLog(lines...)
+			store := state.NewMemory()
+			var failedOnce atomic.Bool
+			var mu sync.Mutex
+			var errs []error
+			b := dsl.New(name, dsl.Conf{dsl.MaxSpoutPending: 32, dsl.CheckpointInterval: interval,
+				dsl.MessageTimeout: 200 * time.Millisecond})
+			b.Streams(Line{}, Word{})
+			src := b.Spout("lines", log.Spout(), dsl.Parallelism(2))
+			hole := b.Bolt("hole", dsl.Manual(func(dsl.TaskInfo) sheltertest.ManualFunc[Line] {
+				return func(_ Line, in dsl.Tuple, c dsl.Collector) error {
+					if last, _ := store.Committed(context.Background()); fail(last) && failedOnce.CompareAndSwap(false, true) {
+						if failInput {
+							return errors.New("hole refuses it") // fails the input
+						}
+						return nil // never acked: its tree times out
+					}
+					c.Ack(in)
+					return nil
+				}
+			}))
+			split := b.Bolt("split", dsl.AutoAck(func(in Line, out dsl.Emitter) error {
+				for _, w := range strings.Fields(in.Text) {
+					out.Emit(Word{Text: w})
+				}
+				return nil
+			}))
+			count := b.Bolt("count", dsl.Stateful(func(in Word, st *dsl.State[string, int], _ dsl.Emitter) error {
+				n, _ := st.Get(in.Text)
+				st.Put(in.Text, n+1)
+				return nil
+			}), dsl.Parallelism(2))
+			b.Anchored(src, hole, dsl.Shuffle[Line]())
+			b.Anchored(src, split, dsl.Shuffle[Line]())
+			b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
+			r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithStore(store), fastRestarts,
+				supervision.WithEvents(func(e supervision.Event) {
+					if e.Err != nil {
+						mu.Lock()
+						errs = append(errs, e.Err)
+						mu.Unlock()
+					}
+				}))
+			Expect(log.WaitDrained(kitCtx())).To(Succeed())
+			Stop(r)
+			Expect(failedOnce.Load()).To(BeTrue())
+			Expect(storedCounts(store, 2)).To(Equal(want))
+			mu.Lock()
+			defer mu.Unlock()
+			Expect(errs).To(ContainElement(MatchError(ContainSubstring(expectErr))))
+		},
+		Entry("a tree that times out after a commit", "timeout-rollback", 5*time.Millisecond,
+			func(c uint64) bool { return c > 1 }, false, "failed or timed out in a topology with state: rolling back"),
+		Entry("an input failed before the first commit", "early-rollback", 100*time.Millisecond,
+			func(c uint64) bool { return c == 0 }, true, "in a topology with state: rolling back to the last checkpoint"),
+	)
 
 	It("a store that fails a commit restarts the topology from the last committed checkpoint", Label("edges"), func() {
 		lines, want := stateLines(1500)
