@@ -32,6 +32,7 @@ func (v *validator) state() {
 		}
 		if c.Spout != nil {
 			v.positionHooks(c)
+			v.pendingPerCheckpoint(c)
 		}
 	}
 	for _, c := range v.t.Components {
@@ -49,6 +50,23 @@ func (v *validator) state() {
 			}
 		}
 	}
+}
+
+// slowestStatefulRate is the rate under which Build warns that max spout
+// pending throttles a topology with state (messages per second per task).
+const slowestStatefulRate = 10000
+
+// pendingPerCheckpoint warns of a spout that max spout pending will
+// throttle: acks wait for the commit that covers them, so a task completes at
+// most max-pending messages per checkpoint interval.
+func (v *validator) pendingPerCheckpoint(c *Component) {
+	s := c.Settings
+	rate := float64(s.MaxSpoutPending) / s.CheckpointInterval.Seconds()
+	if rate >= slowestStatefulRate {
+		return
+	}
+	v.t.Warnings = append(v.t.Warnings, fmt.Sprintf("spout %q: the topology has stateful bolts, whose inputs are acked when a checkpoint commits, so each task completes at most %q (%d) messages per %q (%v): %.0f messages/s; raise %q to what a task emits in an interval",
+		c.ID, MaxSpoutPending, s.MaxSpoutPending, CheckpointInterval, s.CheckpointInterval, rate, MaxSpoutPending))
 }
 
 // positionHooks reports a source with one of Position and Rewind: the

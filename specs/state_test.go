@@ -311,6 +311,14 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		Expect(err).To(MatchError(ContainSubstring("supervision.WithStore")))
 	})
 
+	It("Build warns that max spout pending throttles a topology with state", Label("validation"), func() {
+		lines, _ := stateLines(5)
+		topo := statefulCount("throttled", sheltertest.NewLog(lines...), nil, nil)
+		Expect(topo.Warnings).To(ContainElement(ContainSubstring(`spout "lines": the topology has stateful bolts, whose inputs are acked when a checkpoint commits, so each task completes at most "topology.max.spout.pending" (128) messages per "topology.state.checkpoint.interval.ms" (1s): 128 messages/s`)))
+		roomy := statefulCount("roomy", sheltertest.NewLog(lines...), dsl.Conf{dsl.MaxSpoutPending: 10000}, nil)
+		Expect(roomy.Warnings).To(BeEmpty())
+	})
+
 	It("Build lists every problem of a topology whose state could not be exactly-once", Label("validation"), func() {
 		b := dsl.New("bad-state", dsl.Conf{dsl.MessageTimeout: time.Second, dsl.CheckpointInterval: 800 * time.Millisecond})
 		b.Streams(Line{}, Word{})
