@@ -16,22 +16,48 @@ type boltCheckpoint struct {
 	state   component.StateTask // nil for a bolt without state
 	holds   bool                // acks wait for commits: the bolt has state
 	space   string
-	senders int           // tasks that send to this one: each sends every barrier
-	to      []int         // tasks this one sends to
-	id      uint64        // the checkpoint being aligned, 0 for none
-	arrived int           // senders whose barrier id came
-	blocked []bool        // by task id: its barrier came, its later data waits
-	waiting []any         // data from blocked senders, in arrival order
-	acks    []dsl.TupleID // acks of inputs executed since the last barrier
+	senders int      // tasks that send to this one: each sends every barrier
+	to      []int    // tasks this one sends to
+	id      uint64   // the checkpoint being aligned, 0 for none
+	arrived int      // senders whose barrier id came
+	blocked []bool   // by task id: its barrier came, its later data waits
+	waiting []any    // data from blocked senders, in arrival order
+	acks    heldAcks // acks of inputs executed since the last barrier
 	// covered holds the acks set aside at each barrier, until that
 	// checkpoint commits.
 	covered []coveredAcks
+	spare   [][]dsl.TupleID // emptied blocks, for heldAcks to reuse
 }
 
 type coveredAcks struct {
 	id   uint64
-	acks []dsl.TupleID
+	acks heldAcks
 }
+
+// heldAckBlock is how many acks a block of heldAcks holds. An interval's
+// acks can run into millions: growing one slice would copy them again at
+// every doubling, blocks are written once.
+const heldAckBlock = 4096
+
+// heldAcks is a list of acks in blocks of heldAckBlock.
+type heldAcks struct{ blocks [][]dsl.TupleID }
+
+func (h *heldAcks) add(id dsl.TupleID, spare *[][]dsl.TupleID) {
+	n := len(h.blocks)
+	if n == 0 || len(h.blocks[n-1]) == heldAckBlock {
+		var b []dsl.TupleID
+		if k := len(*spare); k > 0 {
+			b, *spare = (*spare)[k-1], (*spare)[:k-1]
+		} else {
+			b = make([]dsl.TupleID, 0, heldAckBlock)
+		}
+		h.blocks = append(h.blocks, b)
+		n++
+	}
+	h.blocks[n-1] = append(h.blocks[n-1], id)
+}
+
+func (h *heldAcks) empty() bool { return len(h.blocks) == 0 }
 
 // newBoltCheckpoint restores a stateful task's state from the last commit;
 // a store that cannot be read fails the task.
@@ -113,9 +139,9 @@ func (k *boltCheckpoint) pass(b *boltTask, id uint64) {
 			panic(taskFailure{fmt.Errorf("bolt %q task %d: snapshotting its state for checkpoint %d: %w",
 				b.task.Component.ID, b.task.ID, id, err)})
 		}
-		if len(k.acks) > 0 {
+		if !k.acks.empty() {
 			k.covered = append(k.covered, coveredAcks{id: id, acks: k.acks})
-			k.acks = nil
+			k.acks = heldAcks{}
 		}
 	}
 	b.flush() // what the inputs before the cut emitted goes before the barrier
@@ -126,7 +152,7 @@ func (k *boltCheckpoint) pass(b *boltTask, id uint64) {
 }
 
 // hold sets an input's ack aside until its checkpoint commits.
-func (k *boltCheckpoint) hold(id dsl.TupleID) { k.acks = append(k.acks, id) }
+func (k *boltCheckpoint) hold(id dsl.TupleID) { k.acks.add(id, &k.spare) }
 
 // commit acks the inputs covered by checkpoints up to id.
 func (k *boltCheckpoint) commit(b *boltTask, id uint64) {
@@ -135,8 +161,14 @@ func (k *boltCheckpoint) commit(b *boltTask, id uint64) {
 		if c.id > id {
 			break
 		}
-		for i := range c.acks {
-			b.sendAck(&c.acks[i])
+		for _, block := range c.acks.blocks {
+			for i := range block {
+				b.sendAck(&block[i])
+			}
+			clear(block) // drops the trees' root lists
+			if len(k.spare) < 4 {
+				k.spare = append(k.spare, block[:0])
+			}
 		}
 		n++
 	}

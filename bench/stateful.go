@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
@@ -86,12 +85,14 @@ func countingTopology(s setup, stateful bool) (*dsl.Topology, error) {
 	}))
 	var count *dsl.BoltSpec
 	if stateful {
-		tallies := map[*dsl.State[string, int]]*tally{} // one per task's state; written before the task's first input
-		count = dsl.Stateful(func(w Word, st *dsl.State[string, int], _ dsl.Emitter) error {
-			n, _ := st.Get(*w.Text)
-			st.Put(*w.Text, n+1)
-			tallyOf(tallies, st, s.probe).inc()
-			return nil
+		count = dsl.StatefulFrom(func(dsl.TaskInfo) func(Word, *dsl.State[string, int], dsl.Emitter) error {
+			t := s.probe.tally()
+			return func(w Word, st *dsl.State[string, int], _ dsl.Emitter) error {
+				n, _ := st.Get(*w.Text)
+				st.Put(*w.Text, n+1)
+				t.inc()
+				return nil
+			}
 		})
 	} else {
 		count = dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
@@ -107,23 +108,6 @@ func countingTopology(s setup, stateful bool) (*dsl.Topology, error) {
 	b.Anchored(spout, split, dsl.Shuffle[Sentence]())
 	b.Anchored(split, b.Bolt("count", count, dsl.Parallelism(2)), dsl.Fields(func(w Word) string { return *w.Text }, "word"))
 	return b.Build()
-}
-
-// talliesMu guards the tallies of stateful count bolts, whose tasks run on
-// goroutines of their own.
-var talliesMu sync.Mutex
-
-// tallyOf returns the tally of the task whose state is st. dsl.Stateful's
-// handler is shared by the bolt's tasks; each task's state is its own.
-func tallyOf(tallies map[*dsl.State[string, int]]*tally, st *dsl.State[string, int], p *probe) *tally {
-	talliesMu.Lock()
-	defer talliesMu.Unlock()
-	t, ok := tallies[st]
-	if !ok {
-		t = p.tally()
-		tallies[st] = t
-	}
-	return t
 }
 
 // statefulPipe is a running stateful word count and its store.

@@ -19,46 +19,81 @@ import (
 // and numbers, and as JSON for other types, so V's exported fields are what
 // survives a crash.
 type State[K comparable, V any] struct {
-	values map[K]V
-	dirty  map[K]struct{} // changed since the last checkpoint
-	key    codec[K]
-	value  codec[V]
+	// entries holds every key with a value, and every key deleted since the
+	// last checkpoint (deleted set), so that a Get and a Put cost one map
+	// lookup each and the snapshot finds what changed without a second map.
+	entries map[K]*entry[V]
+	changed []K // keys whose entry is dirty, in the order they first changed
+	live    int // entries not deleted
+	key     codec[K]
+	value   codec[V]
+}
+
+// entry is one key's value and what the next checkpoint must store of it.
+type entry[V any] struct {
+	value   V
+	dirty   bool // changed since the last checkpoint
+	deleted bool // removed: stored as a delete, then dropped
 }
 
 func newState[K comparable, V any]() *State[K, V] {
-	return &State[K, V]{values: map[K]V{}, dirty: map[K]struct{}{}, key: codecFor[K](), value: codecFor[V]()}
+	return &State[K, V]{entries: map[K]*entry[V]{}, key: codecFor[K](), value: codecFor[V]()}
 }
 
 // Get returns the value of key, and whether it has one.
 func (s *State[K, V]) Get(key K) (V, bool) {
-	v, ok := s.values[key]
-	return v, ok
+	if e := s.entries[key]; e != nil && !e.deleted {
+		return e.value, true
+	}
+	var zero V
+	return zero, false
 }
 
 // Put sets the value of key.
 func (s *State[K, V]) Put(key K, value V) {
-	s.values[key] = value
-	s.dirty[key] = struct{}{}
+	e := s.entries[key]
+	switch {
+	case e == nil:
+		s.entries[key] = &entry[V]{value: value, dirty: true}
+		s.changed = append(s.changed, key)
+		s.live++
+		return
+	case e.deleted:
+		e.deleted = false
+		s.live++
+	}
+	e.value = value
+	s.markDirty(key, e)
 }
 
 // Delete removes key; a key without a value is left as it is.
 func (s *State[K, V]) Delete(key K) {
-	if _, ok := s.values[key]; !ok {
+	e := s.entries[key]
+	if e == nil || e.deleted {
 		return
 	}
-	delete(s.values, key)
-	s.dirty[key] = struct{}{}
+	var zero V
+	e.value, e.deleted = zero, true
+	s.live--
+	s.markDirty(key, e)
+}
+
+func (s *State[K, V]) markDirty(key K, e *entry[V]) {
+	if !e.dirty {
+		e.dirty = true
+		s.changed = append(s.changed, key)
+	}
 }
 
 // Len returns how many keys have a value.
-func (s *State[K, V]) Len() int { return len(s.values) }
+func (s *State[K, V]) Len() int { return s.live }
 
 // All iterates over every key and its value, in no particular order. The
 // state must not change during the iteration.
 func (s *State[K, V]) All() iter.Seq2[K, V] {
 	return func(yield func(K, V) bool) {
-		for k, v := range s.values {
-			if !yield(k, v) {
+		for k, e := range s.entries {
+			if !e.deleted && !yield(k, e.value) {
 				return
 			}
 		}
@@ -75,21 +110,27 @@ func (s *State[K, V]) restore(key, value []byte) error {
 	if err != nil {
 		return fmt.Errorf("decoding the value of key %v: %w", k, err)
 	}
-	s.values[k] = v
+	if _, ok := s.entries[k]; !ok {
+		s.live++
+	}
+	s.entries[k] = &entry[V]{value: v}
 	return nil
 }
 
 // snapshot hands every change since the last snapshot to put (a nil value
 // for a deleted key) and forgets them; it returns the bytes handed.
 func (s *State[K, V]) snapshot(put func(key, value []byte)) (size int, err error) {
-	for k := range s.dirty {
+	for i, k := range s.changed {
+		e := s.entries[k]
 		kb, err := s.key.encode(k)
 		if err != nil {
+			s.changed = s.changed[i:] // the rest stays dirty
 			return size, fmt.Errorf("encoding key %v: %w", k, err)
 		}
 		var vb []byte
-		if v, ok := s.values[k]; ok {
-			if vb, err = s.value.encode(v); err != nil {
+		if !e.deleted {
+			if vb, err = s.value.encode(e.value); err != nil {
+				s.changed = s.changed[i:]
 				return size, fmt.Errorf("encoding the value of key %v: %w", k, err)
 			}
 			if vb == nil {
@@ -98,8 +139,13 @@ func (s *State[K, V]) snapshot(put func(key, value []byte)) (size int, err error
 		}
 		put(kb, vb)
 		size += len(kb) + len(vb)
+		e.dirty = false
+		if e.deleted {
+			delete(s.entries, k)
+		}
 	}
-	clear(s.dirty)
+	clear(s.changed)
+	s.changed = s.changed[:0]
 	return size, nil
 }
 

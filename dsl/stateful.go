@@ -19,8 +19,16 @@ const statefulKind = "stateful"
 // and task index, so the bolt's parallelism cannot change between runs on one
 // store: the host refuses to start then, naming the component.
 func Stateful[In any, K comparable, V any](execute func(in In, st *State[K, V], out Emitter) error) *BoltSpec {
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: statefulKind, NewTask: func(TaskInfo) any {
-		return &statefulTask[In, K, V]{execute: execute, state: newState[K, V]()}
+	return StatefulFrom(func(TaskInfo) func(In, *State[K, V], Emitter) error { return execute })
+}
+
+// StatefulFrom defines a [Stateful] bolt with one handler per task, made by
+// newHandler on the task's goroutine: for what a task keeps besides its
+// state (a metric, a buffer), which needs no lock there. Only the State is
+// checkpointed.
+func StatefulFrom[In any, K comparable, V any](newHandler func(TaskInfo) func(in In, st *State[K, V], out Emitter) error) *BoltSpec {
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: statefulKind, NewTask: func(info TaskInfo) any {
+		return &statefulTask[In, K, V]{execute: newHandler(info), state: newState[K, V]()}
 	}}
 }
 
