@@ -28,6 +28,10 @@
 //     process outlives it.
 //
 // Sources:
+//   - [NewLog] is a source with positions, as a topic's partition has:
+//     checkpoints of a topology with stateful bolts store them and a restart
+//     rewinds to them; [Log.WaitAcked], [Log.WaitDrained], [Log.Handouts],
+//     [Log.Acked] and [Log.Rewinds] read it.
 //   - [NewSource] holds a list of values; [Generate] makes n of them (or
 //     without end) as they are asked for; [Source.Push] adds more to a running
 //     source; [Source.Spout] is the reliable spout over it, for any parallelism.

@@ -75,17 +75,26 @@ func (l *Log[T]) Rewinds() int {
 
 // WaitAcked waits until every value was acked at least once, or ctx ends.
 func (l *Log[T]) WaitAcked(ctx context.Context) error {
+	return l.wait(ctx, func() (bool, string) {
+		return l.acked == len(l.values), fmt.Sprintf("%d of %d values acked", l.acked, len(l.values))
+	})
+}
+
+// wait waits until done, called with l.mu held, reports true, or ctx ends;
+// the error then says what done said.
+func (l *Log[T]) wait(ctx context.Context, done func() (bool, string)) error {
 	for {
 		l.mu.Lock()
-		done, changed, acked := l.acked == len(l.values), l.changed, l.acked
+		ok, state := done()
+		changed := l.changed
 		l.mu.Unlock()
-		if done {
+		if ok {
 			return nil
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return fmt.Errorf("sheltertest: %d of %d values acked: %w", acked, len(l.values), context.Cause(ctx))
+			return fmt.Errorf("sheltertest: %s: %w", state, context.Cause(ctx))
 		}
 	}
 }
@@ -95,19 +104,9 @@ func (l *Log[T]) WaitAcked(ctx context.Context) error {
 // WaitAcked it also ends in a run that resumed from a checkpoint, where the
 // values before the positions are never handed out again.
 func (l *Log[T]) WaitDrained(ctx context.Context) error {
-	for {
-		l.mu.Lock()
-		done, changed, out := l.drainedLocked(), l.changed, l.out
-		l.mu.Unlock()
-		if done {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("sheltertest: log not drained, %d values awaiting an outcome: %w", out, context.Cause(ctx))
-		}
-	}
+	return l.wait(ctx, func() (bool, string) {
+		return l.drainedLocked(), fmt.Sprintf("log not drained, %d values awaiting an outcome", l.out)
+	})
 }
 
 func (l *Log[T]) drainedLocked() bool {

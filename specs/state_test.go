@@ -40,6 +40,20 @@ func stateLines(n int) ([]Line, map[string]int) {
 	return lines, want
 }
 
+// emitWords emits each word of a line.
+func emitWords(in Line, out dsl.Emitter) {
+	for _, w := range strings.Fields(in.Text) {
+		out.Emit(Word{Text: w})
+	}
+}
+
+// countWord is the stateful count's handler: one more of the word.
+func countWord(in Word, st *dsl.State[string, int], _ dsl.Emitter) error {
+	n, _ := st.Get(in.Text)
+	st.Put(in.Text, n+1)
+	return nil
+}
+
 // statefulCount builds log -> split -> count, count keeping a State of
 // word counts; counted sees every execute.
 func statefulCount(name string, log *sheltertest.Log[Line], conf dsl.Conf, counted func(task int, st *dsl.State[string, int])) *dsl.Topology {
@@ -47,18 +61,14 @@ func statefulCount(name string, log *sheltertest.Log[Line], conf dsl.Conf, count
 	b.Streams(Line{}, Word{})
 	lines := b.Spout("lines", log.Spout(), dsl.Parallelism(2))
 	split := b.Bolt("split", dsl.AutoAck(func(in Line, out dsl.Emitter) error {
-		for _, w := range strings.Fields(in.Text) {
-			out.Emit(Word{Text: w})
-		}
+		emitWords(in, out)
 		return nil
 	}), dsl.Parallelism(2))
-	count := b.Bolt("count", dsl.Stateful(func(in Word, st *dsl.State[string, int], _ dsl.Emitter) error {
-		n, _ := st.Get(in.Text)
-		st.Put(in.Text, n+1)
+	count := b.Bolt("count", dsl.Stateful(func(in Word, st *dsl.State[string, int], out dsl.Emitter) error {
 		if counted != nil {
 			counted(0, st)
 		}
-		return nil
+		return countWord(in, st, out)
 	}), dsl.Parallelism(2))
 	b.Anchored(lines, split, dsl.Shuffle[Line]())
 	b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
@@ -184,19 +194,13 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		b.Streams(Line{}, Word{})
 		src := b.Spout("lines", log.Spout(), dsl.Parallelism(2))
 		split := b.Bolt("split", dsl.AutoAck(func(in Line, out dsl.Emitter) error {
-			for _, w := range strings.Fields(in.Text) {
-				out.Emit(Word{Text: w})
-			}
+			emitWords(in, out)
 			if last, _ := store.Committed(context.Background()); last > 1 && failedOnce.CompareAndSwap(false, true) {
 				panic("split cannot go on") // after its words went out: the counts saw them
 			}
 			return nil
 		}))
-		count := b.Bolt("count", dsl.Stateful(func(in Word, st *dsl.State[string, int], _ dsl.Emitter) error {
-			n, _ := st.Get(in.Text)
-			st.Put(in.Text, n+1)
-			return nil
-		}), dsl.Parallelism(2))
+		count := b.Bolt("count", dsl.Stateful(countWord), dsl.Parallelism(2))
 		b.Anchored(src, split, dsl.Shuffle[Line]())
 		b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
 		var mu sync.Mutex
@@ -236,17 +240,8 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 					return nil
 				}
 			}))
-			split := b.Bolt("split", dsl.AutoAck(func(in Line, out dsl.Emitter) error {
-				for _, w := range strings.Fields(in.Text) {
-					out.Emit(Word{Text: w})
-				}
-				return nil
-			}))
-			count := b.Bolt("count", dsl.Stateful(func(in Word, st *dsl.State[string, int], _ dsl.Emitter) error {
-				n, _ := st.Get(in.Text)
-				st.Put(in.Text, n+1)
-				return nil
-			}), dsl.Parallelism(2))
+			split := b.Bolt("split", dsl.AutoAck(func(in Line, out dsl.Emitter) error { emitWords(in, out); return nil }))
+			count := b.Bolt("count", dsl.Stateful(countWord), dsl.Parallelism(2))
 			b.Anchored(src, hole, dsl.Shuffle[Line]())
 			b.Anchored(src, split, dsl.Shuffle[Line]())
 			b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
