@@ -7,6 +7,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"github.com/goshelter/goshelter/state"
@@ -285,6 +286,9 @@ func (s *spoutTask) EmitDirect(task int, tuple any, tracked bool) uint64 {
 func (s *spoutTask) emit(tuple any, tracked bool, direct int) uint64 {
 	s.out.hold()
 	root, err := s.router.EmitSpout(tuple, tracked, direct)
+	if p := hops.On(); p != nil {
+		p.Mark(root, hops.Emit)
+	}
 	s.out.release()
 	if err != nil {
 		s.log.Error("spout could not emit; the message fails", zap.Error(err))
@@ -349,6 +353,9 @@ func (s *spoutTask) outcome(root uint64, acked bool) {
 		s.trace.record(trace.Event{Kind: kind, Root: root})
 	}
 	s.lat.settle(root, acked, s.stats)
+	if p := hops.On(); p != nil && acked {
+		p.Mark(root, hops.Settled)
+	}
 	if acked {
 		s.stats.Acked.Add(1)
 		s.impl.Ack(root)
