@@ -209,10 +209,21 @@ func (s *spoutTask) resume() {
 // between tuples would otherwise hold the previous one for its whole wait.
 func (s *spoutTask) burst() {
 	s.wait = nil
+	if s.calls() {
+		s.resume()
+	}
+}
+
+// calls runs one burst's Next calls and flushes what they emitted. It reports
+// whether the source may have more right now: the burst ended on its length
+// or on the flush beat, not because the spout may not emit (an outcome
+// resumes it) nor because Next had nothing (it backs off, unless a back-off
+// is armed already).
+func (s *spoutTask) calls() bool {
 	for i := 0; i < s.out.batchSize; i++ {
 		if !s.active || s.pending >= s.max {
 			s.out.flush()
-			return // an ack or nack resumes
+			return false // an ack or nack resumes
 		}
 		if s.settling && !s.box.gate.enter(&s.box.control, s.out.flush, s.out.holds) {
 			break // a barrier waits for acks or nacks queued: serve them first
@@ -221,9 +232,11 @@ func (s *spoutTask) burst() {
 		if !s.next() {
 			// The wait is armed before the flush, so whoever sees the tuples
 			// arrive (a test about to move its clock) knows it is armed.
-			s.backOff()
+			if s.wait == nil {
+				s.backOff()
+			}
 			s.out.flush()
-			return
+			return false
 		}
 		s.nexts++
 		if e := s.inc.flushEpoch.Load(); e != s.epoch {
@@ -236,7 +249,7 @@ func (s *spoutTask) burst() {
 		}
 	}
 	s.out.flush()
-	s.resume()
+	return true
 }
 
 // next calls the source's Next; under a test's manual clock it tells the
@@ -338,6 +351,15 @@ func (s *spoutTask) feedback(f *feedback) {
 		// back to the last checkpoint and replays from there.
 		panic(taskFailure{fmt.Errorf("spout %q task %d: %d messages failed or timed out in a topology with state: rolling back to the last checkpoint",
 			s.task.Component.ID, s.task.ID, nacked)})
+	}
+	if s.wait != nil && settled > 0 && !s.settling {
+		// Backing off: outcomes came back, so the source gets one burst now,
+		// as a hand-written loop would wake on them, instead of sleeping out
+		// the whole spout wait and then emitting everything at once. The
+		// armed wait stays armed (stopping it would join its goroutine) and
+		// resumes the spout as before.
+		s.calls()
+		return
 	}
 	s.resume()
 }
