@@ -96,6 +96,10 @@ type mailbox struct {
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
+	// workers, when set, runs the mailbox instead of the dispatcher, and
+	// processFn is m.process made once (a method value allocates).
+	workers   *workers
+	processFn func()
 
 	gate nextGate // a spout task's, for a test clock's barrier (barrier.go)
 }
@@ -200,6 +204,10 @@ func (m *mailbox) depth() int { return len(m.data) }
 
 func (m *mailbox) schedule() {
 	if m.scheduled.CompareAndSwap(false, true) {
+		if m.workers != nil {
+			m.workers.schedule(m.processFn)
+			return
+		}
 		m.dispatcher.Schedule(m.process)
 	}
 }
