@@ -74,7 +74,7 @@ func (a *ackerTask) apply(op ackerOp) {
 	result, spout := applyOp(a.tracker, op)
 	if a.trace.on() {
 		v, _ := a.tracker.Value(op.Root)
-		a.trace.record(trace.Event{Kind: "AckerStep", Op: op.Kind.String(), Root: op.Root, Edge: op.Edge, Spout: op.Spout, XOR: v, Outcome: result.String()})
+		a.trace.record(trace.Event{Kind: "AckerStep", Op: op.Kind.String(), Root: op.Root, Edge: op.Edge, Spout: int(op.Spout), XOR: v, Outcome: result.String()})
 	}
 	switch result {
 	case pending:

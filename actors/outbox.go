@@ -109,7 +109,7 @@ func (o *outbox) record(tasks []int, emit func()) []int {
 
 // Track and Anchor buffer acker operations for the tree's acker.
 func (o *outbox) Track(root uint64, spout int) {
-	o.ack(ackerOp{Kind: opTrack, Root: root, Spout: spout})
+	o.ack(ackerOp{Kind: opTrack, Root: root, Spout: int32(spout)})
 }
 
 func (o *outbox) Anchor(root, edge uint64) {
