@@ -19,17 +19,17 @@ import (
 type Hop int
 
 const (
-	Emit          Hop = iota // the spout emitted the tuple
-	SpoutFlush               // the spout's data batch holding it left
-	Taken                    // the first bolt took its batch off the mailbox
-	Executed                 // the first bolt acked it
-	BoltFlush                // the first bolt's batch with its child left (two hops)
-	Taken2                   // the second bolt took that batch
-	Executed2                // the second bolt acked the child
-	AckFlush                 // the acker batch with the tree's last Ok left
-	Completed                // the acker saw the tree complete
-	OutcomeFlush             // the acker's outcome batch to the spout left
-	Settled                  // the spout settled the tree (Ack called)
+	Emit         Hop = iota // the spout emitted the tuple
+	SpoutFlush              // the spout's data batch holding it left
+	Taken                   // the first bolt took its batch off the mailbox
+	Executed                // the first bolt acked it
+	BoltFlush               // the first bolt's batch with its child left (two hops)
+	Taken2                  // the second bolt took that batch
+	Executed2               // the second bolt acked the child
+	AckFlush                // the acker batch with the tree's last Ok left
+	Completed               // the acker saw the tree complete
+	OutcomeFlush            // the acker's outcome batch to the spout left
+	Settled                 // the spout settled the tree (Ack called)
 	count
 )
 
