@@ -29,12 +29,17 @@ type queue struct {
 	head   int
 	pushed uint64 // messages ever pushed and popped, for a barrier (nextGate)
 	popped uint64
+	// waiting counts the messages queued, so that pop on an empty queue (the
+	// system lane before every message a task serves) takes no lock. A push
+	// it misses is not lost: the pusher schedules the mailbox after pushing.
+	waiting atomic.Int64
 }
 
 func (q *queue) push(m any) {
 	q.mu.Lock()
 	q.items = append(q.items, m)
 	q.pushed++
+	q.waiting.Add(1)
 	q.mu.Unlock()
 }
 
@@ -46,6 +51,9 @@ func (q *queue) marks() (pushed, popped uint64) {
 }
 
 func (q *queue) pop() any {
+	if q.waiting.Load() == 0 {
+		return nil
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.head == len(q.items) {
@@ -55,6 +63,7 @@ func (q *queue) pop() any {
 	q.items[q.head] = nil
 	q.head++
 	q.popped++
+	q.waiting.Add(-1)
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
 	} else if q.head > 1024 && q.head*2 > len(q.items) {
