@@ -28,12 +28,13 @@ func (k opKind) String() string {
 }
 
 // ackerOp is one acker message. Spout is set for Track, Edge for Anchor and Ok,
-// and for a Track the XOR of edges anchored with it (0 when sent alone).
+// and for a Track the XOR of edges anchored with it (0 when sent alone). It is
+// 24 bytes: every tracked tuple hands about two of them from one core to another.
 type ackerOp struct {
-	Kind  opKind
 	Root  uint64
 	Edge  uint64
-	Spout int
+	Spout int32 // a task id
+	Kind  opKind
 }
 
 // outcome is what applying an ackerOp decided.
@@ -51,8 +52,8 @@ const (
 func applyOp(t *acker.Tracker, op ackerOp) (outcome, int) {
 	switch op.Kind {
 	case opTrack:
-		if !t.Track(op.Root, op.Spout, op.Edge) {
-			return refused, op.Spout
+		if !t.Track(op.Root, int(op.Spout), op.Edge) {
+			return refused, int(op.Spout)
 		}
 	case opAnchor:
 		t.Anchor(op.Root, op.Edge)

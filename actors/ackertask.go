@@ -3,6 +3,7 @@ package actors
 import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/acker"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
@@ -73,7 +74,7 @@ func (a *ackerTask) apply(op ackerOp) {
 	result, spout := applyOp(a.tracker, op)
 	if a.trace.on() {
 		v, _ := a.tracker.Value(op.Root)
-		a.trace.record(trace.Event{Kind: "AckerStep", Op: op.Kind.String(), Root: op.Root, Edge: op.Edge, Spout: op.Spout, XOR: v, Outcome: result.String()})
+		a.trace.record(trace.Event{Kind: "AckerStep", Op: op.Kind.String(), Root: op.Root, Edge: op.Edge, Spout: int(op.Spout), XOR: v, Outcome: result.String()})
 	}
 	switch result {
 	case pending:
@@ -82,6 +83,9 @@ func (a *ackerTask) apply(op ackerOp) {
 		}
 	case complete:
 		a.open--
+		if p := hops.On(); p != nil {
+			p.Mark(op.Root, hops.Completed)
+		}
 		f := a.feedback(spout)
 		f.acked = append(f.acked, op.Root)
 		a.flushIfFull(spout, f)
@@ -126,7 +130,7 @@ func (a *ackerTask) flush() {
 	for _, spout := range a.dirty {
 		if f := a.out[spout]; f != nil {
 			a.out[spout] = nil
-			a.inc.boxes[spout].PostUserMessage(f)
+			a.post(spout, f)
 		}
 	}
 	a.dirty = a.dirty[:0]
@@ -138,6 +142,16 @@ func (a *ackerTask) flush() {
 func (a *ackerTask) flushIfFull(spout int, f *feedback) {
 	if len(f.acked)+len(f.nacked) >= a.batch {
 		a.out[spout] = nil // stays in dirty: flush skips it
-		a.inc.boxes[spout].PostUserMessage(f)
+		a.post(spout, f)
 	}
+}
+
+// post sends feedback to a spout task.
+func (a *ackerTask) post(spout int, f *feedback) {
+	if p := hops.On(); p != nil {
+		for _, root := range f.acked {
+			p.Mark(root, hops.OutcomeFlush)
+		}
+	}
+	a.inc.boxes[spout].PostUserMessage(f)
 }

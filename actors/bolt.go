@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
@@ -163,6 +164,9 @@ func (b *boltTask) system(v any) {
 func (b *boltTask) executeAll(batch *tupleBatch) {
 	start := time.Now()
 	b.began = b.inc.flushEpoch.Load()
+	if p := hops.On(); p != nil {
+		markBatch(p, batch, hops.Taken)
+	}
 	for i := 0; i < batch.len(); {
 		i = b.executeFrom(batch, i, start)
 	}
@@ -316,6 +320,9 @@ func (b *boltTask) ack(in *dsl.Tuple) {
 	}
 	if in.ID.Edge == 0 {
 		return
+	}
+	if p := hops.On(); p != nil {
+		p.Mark(in.ID.Root, hops.Executed)
 	}
 	if b.ckpt != nil && b.ckpt.holds {
 		b.ckpt.hold(in.ID) // acked when the checkpoint that covers it commits

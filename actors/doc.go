@@ -38,7 +38,16 @@
 // flush beat (topology.batch.flush.interval.millis) moved while a spout's burst
 // of Next calls or a bolt's batch of inputs ran: a tuple waits about one
 // interval plus the call that produced it. Acker messages are batched per acker
-// the same way and always flushed before the data they describe.
+// the same way and always flushed before the data they describe; an acker's
+// outcomes to a spout leave when they fill a batch or the acker runs dry. So
+// batches form only under load. A spout backing off after an empty Next tries
+// again when outcomes arrive, not only when its wait ends.
+//
+// # Scheduling
+//
+// A mailbox with work runs on one of its incarnation's workers: goroutines
+// that park between runs and keep their grown stacks, instead of a new
+// goroutine per run (protoactor's default dispatcher).
 //
 // # Timer beats
 //

@@ -29,12 +29,17 @@ type queue struct {
 	head   int
 	pushed uint64 // messages ever pushed and popped, for a barrier (nextGate)
 	popped uint64
+	// waiting counts the messages queued, so that pop on an empty queue (the
+	// system lane before every message a task serves) takes no lock. A push
+	// it misses is not lost: the pusher schedules the mailbox after pushing.
+	waiting atomic.Int64
 }
 
 func (q *queue) push(m any) {
 	q.mu.Lock()
 	q.items = append(q.items, m)
 	q.pushed++
+	q.waiting.Add(1)
 	q.mu.Unlock()
 }
 
@@ -46,6 +51,9 @@ func (q *queue) marks() (pushed, popped uint64) {
 }
 
 func (q *queue) pop() any {
+	if q.waiting.Load() == 0 {
+		return nil
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.head == len(q.items) {
@@ -55,6 +63,7 @@ func (q *queue) pop() any {
 	q.items[q.head] = nil
 	q.head++
 	q.popped++
+	q.waiting.Add(-1)
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
 	} else if q.head > 1024 && q.head*2 > len(q.items) {
@@ -96,6 +105,10 @@ type mailbox struct {
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
+	// workers, when set, runs the mailbox instead of the dispatcher, and
+	// processFn is m.process made once (a method value allocates).
+	workers   *workers
+	processFn func()
 
 	gate nextGate // a spout task's, for a test clock's barrier (barrier.go)
 }
@@ -200,6 +213,10 @@ func (m *mailbox) depth() int { return len(m.data) }
 
 func (m *mailbox) schedule() {
 	if m.scheduled.CompareAndSwap(false, true) {
+		if m.workers != nil {
+			m.workers.schedule(m.processFn)
+			return
+		}
 		m.dispatcher.Schedule(m.process)
 	}
 }

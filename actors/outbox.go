@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/hops"
 )
 
 // gauge counts what is still in flight: tuples sent and not yet executed, plus
@@ -108,7 +109,7 @@ func (o *outbox) record(tasks []int, emit func()) []int {
 
 // Track and Anchor buffer acker operations for the tree's acker.
 func (o *outbox) Track(root uint64, spout int) {
-	o.ack(ackerOp{Kind: opTrack, Root: root, Spout: spout})
+	o.ack(ackerOp{Kind: opTrack, Root: root, Spout: int32(spout)})
 }
 
 func (o *outbox) Anchor(root, edge uint64) {
@@ -138,6 +139,13 @@ func (o *outbox) flushAcker(a int) {
 		return
 	}
 	o.acks[a] = nil
+	if p := hops.On(); p != nil {
+		for i := range b.ops {
+			if b.ops[i].Kind == opOk {
+				p.Mark(b.ops[i].Root, hops.AckFlush)
+			}
+		}
+	}
 	o.inc.boxes[a].PostUserMessage(b)
 }
 
@@ -156,6 +164,9 @@ func (o *outbox) flushTo(task int) {
 		return
 	}
 	o.data[task] = nil
+	if p := hops.On(); p != nil {
+		markBatch(p, b, hops.SpoutFlush)
+	}
 	n := int64(b.len())
 	o.inc.gauge.add(n)
 	o.sent[task].Add(n) // before the receiver can see them
@@ -176,4 +187,11 @@ func (o *outbox) flush() {
 		o.flushTo(task)
 	}
 	o.dirty = o.dirty[:0]
+}
+
+// markBatch tells the hop probe that the sampled trees in b reached h.
+func markBatch(p *hops.Probe, b *tupleBatch, h hops.Hop) {
+	for i := range b.ids {
+		p.Mark(b.ids[i].Root, h)
+	}
 }

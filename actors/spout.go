@@ -7,6 +7,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"github.com/goshelter/goshelter/state"
@@ -208,10 +209,21 @@ func (s *spoutTask) resume() {
 // between tuples would otherwise hold the previous one for its whole wait.
 func (s *spoutTask) burst() {
 	s.wait = nil
+	if s.calls() {
+		s.resume()
+	}
+}
+
+// calls runs one burst's Next calls and flushes what they emitted. It reports
+// whether the source may have more right now: the burst ended on its length
+// or on the flush beat, not because the spout may not emit (an outcome
+// resumes it) nor because Next had nothing (it backs off, unless a back-off
+// is armed already).
+func (s *spoutTask) calls() bool {
 	for i := 0; i < s.out.batchSize; i++ {
 		if !s.active || s.pending >= s.max {
 			s.out.flush()
-			return // an ack or nack resumes
+			return false // an ack or nack resumes
 		}
 		if s.settling && !s.box.gate.enter(&s.box.control, s.out.flush, s.out.holds) {
 			break // a barrier waits for acks or nacks queued: serve them first
@@ -220,9 +232,11 @@ func (s *spoutTask) burst() {
 		if !s.next() {
 			// The wait is armed before the flush, so whoever sees the tuples
 			// arrive (a test about to move its clock) knows it is armed.
-			s.backOff()
+			if s.wait == nil {
+				s.backOff()
+			}
 			s.out.flush()
-			return
+			return false
 		}
 		s.nexts++
 		if e := s.inc.flushEpoch.Load(); e != s.epoch {
@@ -235,7 +249,7 @@ func (s *spoutTask) burst() {
 		}
 	}
 	s.out.flush()
-	s.resume()
+	return true
 }
 
 // next calls the source's Next; under a test's manual clock it tells the
@@ -285,6 +299,9 @@ func (s *spoutTask) EmitDirect(task int, tuple any, tracked bool) uint64 {
 func (s *spoutTask) emit(tuple any, tracked bool, direct int) uint64 {
 	s.out.hold()
 	root, err := s.router.EmitSpout(tuple, tracked, direct)
+	if p := hops.On(); p != nil {
+		p.Mark(root, hops.Emit)
+	}
 	s.out.release()
 	if err != nil {
 		s.log.Error("spout could not emit; the message fails", zap.Error(err))
@@ -335,6 +352,15 @@ func (s *spoutTask) feedback(f *feedback) {
 		panic(taskFailure{fmt.Errorf("spout %q task %d: %d messages failed or timed out in a topology with state: rolling back to the last checkpoint",
 			s.task.Component.ID, s.task.ID, nacked)})
 	}
+	if s.wait != nil && settled > 0 && !s.settling {
+		// Backing off: outcomes came back, so the source gets one burst now,
+		// as a hand-written loop would wake on them, instead of sleeping out
+		// the whole spout wait and then emitting everything at once. The
+		// armed wait stays armed (stopping it would join its goroutine) and
+		// resumes the spout as before.
+		s.calls()
+		return
+	}
 	s.resume()
 }
 
@@ -349,6 +375,9 @@ func (s *spoutTask) outcome(root uint64, acked bool) {
 		s.trace.record(trace.Event{Kind: kind, Root: root})
 	}
 	s.lat.settle(root, acked, s.stats)
+	if p := hops.On(); p != nil && acked {
+		p.Mark(root, hops.Settled)
+	}
 	if acked {
 		s.stats.Acked.Add(1)
 		s.impl.Ack(root)

@@ -68,6 +68,8 @@ type incarnation struct {
 	haltOnce sync.Once
 	// ckpt takes the checkpoints of a topology with state; nil without.
 	ckpt *checkpointer
+	// workers runs the tasks' mailboxes; closed when the stop has ended.
+	workers *workers
 }
 
 func (inc *incarnation) halt() { inc.haltOnce.Do(func() { close(inc.halted) }) }
@@ -150,7 +152,7 @@ func newTopology(plan *routing.Plan, cfg Config, host *System) *Topology {
 		cfg.Clock = clock.Real()
 	}
 	inc := &incarnation{plan: plan, cfg: cfg, gauge: newGauge(), clock: cfg.Clock,
-		log: cfg.Logger.With(zap.String("topology", plan.Topology.Name)), halted: make(chan struct{})}
+		log: cfg.Logger.With(zap.String("topology", plan.Topology.Name)), halted: make(chan struct{}), workers: newWorkers()}
 	inc.life, inc.end = context.WithCancelCause(context.Background())
 	t := &Topology{inc: inc, host: host, byPID: map[string]int{}, failed: map[int]bool{},
 		failChanged: make(chan struct{}), broken: make(chan struct{})}
@@ -194,6 +196,7 @@ func (t *Topology) spawn(id int) error {
 		name = fmt.Sprintf("%s%s#%d", inc.cfg.Name, componentName(task), id)
 	}
 	box := newMailbox(slots)
+	box.workers, box.processFn = inc.workers, box.process
 	inc.boxes[id], inc.stats[id] = box, newTaskStats(len(inc.boxes))
 	producer := func() actor.Actor {
 		return &systemTask{inc: inc, trace: inc.tracer(systemComponent, systemTaskID)}

@@ -1054,7 +1054,7 @@ func TestAckerFeedbackReachesEachSpout(t *testing.T) {
 	inc := &incarnation{boxes: idleBoxes(3, 4)}
 	a := &ackerTask{inc: inc, tracker: acker.New(10), stats: newTaskStats(3), batch: 1}
 	for spout := 1; spout <= 2; spout++ {
-		a.apply(ackerOp{Kind: opTrack, Root: uint64(spout), Spout: spout})
+		a.apply(ackerOp{Kind: opTrack, Root: uint64(spout), Spout: int32(spout)})
 		a.apply(ackerOp{Kind: opFail, Root: uint64(spout)})
 	}
 	for spout := 1; spout <= 2; spout++ {

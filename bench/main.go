@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -44,6 +45,7 @@ type config struct {
 	markdown   bool
 	spoutWait  time.Duration
 	load       float64
+	hops       bool
 }
 
 func parseFlags() config {
@@ -61,6 +63,7 @@ func parseFlags() config {
 	flag.StringVar(&c.soakCase, "soak-case", "acked", "soak case: acked or unacked (goshelter spout->bolt->null), acked-null or unacked-null (spout->null), or wordcount")
 	flag.DurationVar(&c.spoutWait, "spout-wait", defaultSpoutWait, "how long a paced spout sleeps when ahead of its rate, in every system")
 	flag.Float64Var(&c.load, "load", 0.5, "the paced runs' rate as a fraction of the full-speed rate")
+	flag.BoolVar(&c.hops, "hops", true, "run goshelter's acked cases once more with the hop probe and print where their complete latency goes")
 	flag.BoolVar(&c.markdown, "markdown", false, "print the table as Markdown (for docs/BENCHMARKS.md)")
 	flag.Parse()
 	if c.quick {
@@ -162,14 +165,28 @@ func run(c config) int {
 		}
 		full := median(rs, s, t, c.count)
 		results = append(results, full)
+		probed := c.hops && rs.system == "goshelter" && rs.acked && full.err == nil
+		if probed {
+			results = append(results, hopRun(rs, s, t))
+		}
 		if rs.half && full.err == nil {
 			s.rate, s.load = full.rate()*c.load, c.load
 			results = append(results, runOne(rs, s, t))
+			if probed {
+				results = append(results, hopRun(rs, s, t))
+			}
 		}
 	}
-	printTable(os.Stdout, results, c.markdown)
-	printTargets(os.Stdout, results)
-	fmt.Println(ratiosLine(results))
+	var table []result // the hop-probe runs print apart
+	for _, r := range results {
+		if r.hops == nil && !strings.HasSuffix(r.load, "hops") {
+			table = append(table, r)
+		}
+	}
+	printTable(os.Stdout, table, c.markdown)
+	printHops(os.Stdout, results, c.markdown)
+	printTargets(os.Stdout, table)
+	fmt.Println(ratiosLine(table))
 	for _, r := range results {
 		if r.err != nil {
 			return 1

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/goshelter/goshelter/internal/hops"
 )
 
 // shape is a pipeline shape.
@@ -69,6 +71,9 @@ type setup struct {
 	flushOff bool
 	// records is the backlog a Kafka case pre-fills its input topic with.
 	records int
+	// hops, when set, is installed as the runtime's hop probe for the run
+	// (goshelter only): the run then reports where the time goes, not figures.
+	hops *hops.Probe
 }
 
 // pipeline is a running implementation. Stop ends the flow, drains what is in
@@ -152,7 +157,9 @@ type result struct {
 	samples  uint64
 	nacks    int64
 	stop     time.Duration
-	others   float64 // share of the machine's CPU used by other processes, -1 if unknown
+	hops     []hops.Span     // a hop-probe run's spans, hop by hop
+	hopTotal []time.Duration // and its emit-to-settled times
+	others   float64         // share of the machine's CPU used by other processes, -1 if unknown
 	err      error
 }
 
@@ -302,6 +309,10 @@ func measure(system string, start starter, s setup, t timing) result {
 	p := &probe{}
 	s.probe = p
 	runtime.GC()
+	if s.hops != nil {
+		hops.Install(s.hops)
+		defer hops.Install(nil)
+	}
 	pipe, err := start(s)
 	if err != nil {
 		r.err = err
@@ -309,6 +320,9 @@ func measure(system string, start starter, s setup, t timing) result {
 	}
 	time.Sleep(t.warmup)
 	p.lat.reset()
+	if s.hops != nil {
+		s.hops.Reset()
+	}
 	heap := startHeapSampler(5 * time.Millisecond)
 	begin := snapshot(p)
 	time.Sleep(t.measure)
@@ -316,6 +330,9 @@ func measure(system string, start starter, s setup, t timing) result {
 	r.peakHeap = heap.peak()
 	r.p50, r.p99, r.p999 = p.lat.quantile(0.50), p.lat.quantile(0.99), p.lat.quantile(0.999)
 	r.samples = p.lat.total()
+	if s.hops != nil {
+		r.hops, r.hopTotal = s.hops.Spans()
+	}
 	stopAt := time.Now()
 	r.err = pipe.Stop()
 	r.stop = time.Since(stopAt)
