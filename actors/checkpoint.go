@@ -46,10 +46,7 @@ type cutBarrier struct {
 func (*cutBarrier) dataLane() {}
 
 // startCheckpoint asks a spout task to take its part in checkpoint id.
-type startCheckpoint struct {
-	id    uint64
-	began time.Time
-}
+type startCheckpoint struct{ id uint64 }
 
 // committed tells a stateful bolt task that checkpoint id is committed.
 type committed struct{ id uint64 }
@@ -137,7 +134,7 @@ func newCheckpointer(ctx context.Context, t *Topology, store state.Store) (*chec
 			c.parts++
 		case len(senders(t.inc.plan.Topology, task.Component)) > 0:
 			c.parts++
-			if task.Component.Bolt.Kind == "stateful" {
+			if task.Component.Stateful() {
 				c.stateful = append(c.stateful, task.ID)
 			}
 		}
@@ -188,7 +185,7 @@ func (c *checkpointer) run() {
 		c.next++
 		began := time.Now()
 		for _, s := range c.spouts {
-			c.t.inc.boxes[s].PostUserMessage(startCheckpoint{id: id, began: began})
+			c.t.inc.boxes[s].PostUserMessage(startCheckpoint{id: id})
 		}
 		reports, ok := c.collect(id)
 		if !ok || c.t.isBroken() {

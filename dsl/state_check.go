@@ -6,12 +6,16 @@ import "fmt"
 // checkpoints.
 func (t *Topology) HasState() bool {
 	for _, c := range t.Components {
-		if c.Bolt != nil && c.Bolt.Kind == statefulKind {
+		if c.Stateful() {
 			return true
 		}
 	}
 	return false
 }
+
+// Stateful reports whether c is a [Stateful] bolt, whose state checkpoints
+// keep.
+func (c *Component) Stateful() bool { return c.Bolt != nil && c.Bolt.Kind == statefulKind }
 
 // state checks what checkpoints need: held acks must commit well within the
 // message timeout, and no component upstream of a stateful bolt may hold
@@ -36,7 +40,7 @@ func (v *validator) state() {
 		}
 	}
 	for _, c := range v.t.Components {
-		if c.Bolt == nil || c.Bolt.Kind != statefulKind {
+		if !c.Stateful() {
 			continue
 		}
 		for _, up := range v.upstream(c) {

@@ -225,7 +225,7 @@ func (s *server) setup(ctx context.Context, h *wire.Handshake) (*dsl.Component, 
 	if c == nil {
 		return nil, fmt.Errorf("%w: topology %q has no component %q", errNoComponent, s.topo.Name, h.Context.ComponentID)
 	}
-	if c.Bolt != nil && s.topo.HasState() && c.Bolt.Kind == "stateful" {
+	if c.Stateful() {
 		// Storm's own stateful bolts checkpoint with Storm's protocol; a
 		// served one would keep its state in the child's memory only.
 		return nil, fmt.Errorf("multilang: bolt %q is stateful: serving it to Storm would lose its state at every restart; run the topology with supervision.Run and a store", c.ID)

@@ -304,37 +304,63 @@ func TestServeSendsMetricsAndFailsWhenTheTaskFails(t *testing.T) {
 	}
 }
 
-func TestServeRefusesAnUnknownComponent(t *testing.T) {
-	topo := servedTopology(t, &servedSource{}, nil)
-	kidIn, toKid := io.Pipe()
-	fromKid, kidOut := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- multilang.Serve(context.Background(), topo, kidIn, kidOut)
-		kidOut.Close()
-	}()
-	hs := wire.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: wire.Context{ComponentID: "nope", TaskID: 1}}
-	go func() { _ = wire.WriteFrame(toKid, hs) }()
-	fr := wire.NewFrameReader(fromKid, 0)
-	f, err := fr.Next()
-	if err != nil {
-		t.Fatal(err)
+func TestServeRefusesAComponentItCannotHost(t *testing.T) {
+	stateful := func(t *testing.T) *dsl.Topology {
+		b := dsl.New("served-state", dsl.Conf{dsl.MaxSpoutPending: 1 << 20})
+		b.Streams(Word{})
+		spout := b.Spout("sentences", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Sentence] { return &servedSource{} }))
+		count := b.Bolt("count", dsl.Stateful(func(Sentence, *dsl.State[string, int], dsl.Emitter) error { return nil }))
+		b.Anchored(spout, count, dsl.Shuffle[Sentence]())
+		topo, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return topo
 	}
-	if m, err := wire.Decode(f); err != nil || m.Kind != wire.KindPid { // Storm reads only a pid first
-		t.Errorf("child said %s first, want its pid", f)
+	for _, c := range []struct {
+		name, component, says string
+		topo                  func(*testing.T) *dsl.Topology
+		is                    error
+	}{
+		{"unknown", "nope", `no component "nope"`, func(t *testing.T) *dsl.Topology { return servedTopology(t, &servedSource{}, nil) }, multilang.ErrNoComponent},
+		// Storm checkpoints its own stateful bolts; a served one would keep
+		// its state in the child's memory only.
+		{"stateful", "count", `bolt "count" is stateful`, stateful, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kidIn, toKid := io.Pipe()
+			fromKid, kidOut := io.Pipe()
+			done := make(chan error, 1)
+			topo := c.topo(t)
+			go func() {
+				done <- multilang.Serve(context.Background(), topo, kidIn, kidOut)
+				kidOut.Close()
+			}()
+			hs := wire.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: wire.Context{ComponentID: c.component, TaskID: 1}}
+			go func() { _ = wire.WriteFrame(toKid, hs) }()
+			fr := wire.NewFrameReader(fromKid, 0)
+			f, err := fr.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, err := wire.Decode(f); err != nil || m.Kind != wire.KindPid { // Storm reads only a pid first
+				t.Errorf("child said %s first, want its pid", f)
+			}
+			if f, err = fr.Next(); err != nil {
+				t.Fatal(err)
+			}
+			var msg map[string]string
+			_ = json.Unmarshal(f, &msg)
+			if msg["command"] != "error" || !strings.Contains(msg["msg"], c.says) {
+				t.Errorf("child said %s", f)
+			}
+			err = <-done
+			if err == nil || !strings.Contains(err.Error(), c.says) || c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("Serve: %v", err)
+			}
+			toKid.Close()
+		})
 	}
-	if f, err = fr.Next(); err != nil {
-		t.Fatal(err)
-	}
-	var msg map[string]string
-	_ = json.Unmarshal(f, &msg)
-	if msg["command"] != "error" || !strings.Contains(msg["msg"], `no component "nope"`) {
-		t.Errorf("child said %s", f)
-	}
-	if err := <-done; !errors.Is(err, multilang.ErrNoComponent) {
-		t.Errorf("Serve: %v", err)
-	}
-	toKid.Close()
 }
 
 // Storm sends an input with the stream id its sender declared: a shell bolt's
