@@ -51,26 +51,20 @@ func joinClose(err, closeErr error) error {
 var _ = Describe("Stateful bolts killed with SIGKILL", Label("state", "crash"), func() {
 	It("count every word exactly once over 20 kills and restarts, on Pebble", func() {
 		dir := GinkgoT().TempDir()
-		start := func() *exec.Cmd {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", statecrash.Env, crashLines), crashDirEnv+"="+dir)
-			cmd.Stderr = GinkgoWriter
-			return cmd
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), Scaled(3*time.Minute))
 		defer cancel()
-		figures, err := statecrash.Drive(ctx, start, 20, 120*time.Millisecond, uint64(GinkgoRandomSeed()))
+		figures, err := statecrash.Prove(ctx, crashLines, 20, uint64(GinkgoRandomSeed()),
+			func() *exec.Cmd { return statecrash.Command(crashLines, crashDirEnv+"="+dir) },
+			func(ctx context.Context) (map[string]int, error) {
+				store, err := pebble.Open(dir) // the child has exited: the directory is free
+				if err != nil {
+					return nil, err
+				}
+				defer store.Close()
+				return statecrash.Counts(ctx, store)
+			})
 		Expect(err).NotTo(HaveOccurred())
-
-		store, err := pebble.Open(dir)
-		Expect(err).NotTo(HaveOccurred())
-		defer store.Close()
-		got, err := statecrash.Counts(ctx, store)
-		Expect(err).NotTo(HaveOccurred())
-		figures.Messages = crashLines
-		figures.Compare(statecrash.Want(statecrash.Lines(crashLines)), got)
 		AddReportEntry("SIGKILL figures (Pebble)", figures.String())
-		fmt.Fprintln(GinkgoWriter, "SIGKILL figures (Pebble):", figures)
 		Expect(figures.Kills).To(Equal(20), "the child finished before it was killed 20 times: %v", figures)
 		Expect(figures.Lost).To(BeZero(), "%v", figures)
 		Expect(figures.Doubled).To(BeZero(), "%v", figures)

@@ -2,9 +2,7 @@ package specs_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/statecrash"
 	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/state"
 	"github.com/goshelter/goshelter/supervision"
@@ -69,23 +68,17 @@ func statefulCount(name string, log *sheltertest.Log[Line], conf dsl.Conf, count
 			counted(0, st)
 		}
 		return countWord(in, st, out)
-	}), dsl.Parallelism(2))
+	}), dsl.Parallelism(statecrash.Tasks)) // storedCounts reads that many tasks
 	b.Anchored(lines, split, dsl.Shuffle[Line]())
 	b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
 	return Build(b)
 }
 
-// storedCounts reads the committed word counts of every count task.
-func storedCounts(store state.Store, tasks int) map[string]int {
-	got := map[string]int{}
-	for i := 0; i < tasks; i++ {
-		Expect(store.Scan(context.Background(), "bolt/count/"+string(rune('0'+i)), func(k, v []byte) error {
-			var n int
-			Expect(decodeVarint(v, &n)).To(Succeed())
-			got[string(k)] += n
-			return nil
-		})).To(Succeed())
-	}
+// storedCounts reads the committed word counts of the count tasks (the
+// crash driver's reader: the same spaces).
+func storedCounts(store state.Store) map[string]int {
+	got, err := statecrash.Counts(context.Background(), store)
+	Expect(err).NotTo(HaveOccurred())
 	return got
 }
 
@@ -136,7 +129,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		clk.Advance(time.Second) // the checkpoint interval: one checkpoint covers everything
 		Expect(log.WaitAcked(kitCtx())).To(Succeed())
 		Expect(store.Committed(context.Background())).To(BeEquivalentTo(1))
-		Expect(storedCounts(store, 2)).To(Equal(want))
+		Expect(storedCounts(store)).To(Equal(want))
 		for _, t := range r.Stats().Tasks {
 			if t.Component == "count" || t.Component == "lines" {
 				Expect(t.Checkpoint).To(BeEquivalentTo(1), "task %d of %q", t.Task, t.Component)
@@ -160,7 +153,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		Consistently(executed.Load).WithTimeout(20 * time.Millisecond).Should(BeEquivalentTo(96))
 		Stop(r) // no clock moved: only the stop's checkpoints commit
 		handed := func(i int) bool { return log.Handouts(i) > 0 }
-		Expect(storedCounts(store, 2)).To(Equal(countsOf(lines, handed)))
+		Expect(storedCounts(store)).To(Equal(countsOf(lines, handed)))
 		Expect(log.Acked()).To(Equal(len(countsOfIndexes(len(lines), handed))), "every message handed out is acked, once committed")
 	})
 
@@ -179,7 +172,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		r = sheltertest.Start(GinkgoTB(), statefulCount("resume", second, conf, nil), supervision.WithStore(store))
 		Expect(second.WaitDrained(kitCtx())).To(Succeed())
 		Stop(r)
-		Expect(storedCounts(store, 2)).To(Equal(want))
+		Expect(storedCounts(store)).To(Equal(want))
 		Expect(second.Rewinds()).To(Equal(2), "each spout task rewound to its position")
 		Expect(second.Handouts(0)).To(BeZero(), "nothing before the positions is read again")
 	})
@@ -200,7 +193,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 			}
 			return nil
 		}))
-		count := b.Bolt("count", dsl.Stateful(countWord), dsl.Parallelism(2))
+		count := b.Bolt("count", dsl.Stateful(countWord), dsl.Parallelism(statecrash.Tasks))
 		b.Anchored(src, split, dsl.Shuffle[Line]())
 		b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
 		var mu sync.Mutex
@@ -209,7 +202,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		Expect(log.WaitDrained(kitCtx())).To(Succeed())
 		Stop(r)
 		Expect(failedOnce.Load()).To(BeTrue())
-		Expect(storedCounts(store, 2)).To(Equal(want))
+		Expect(storedCounts(store)).To(Equal(want))
 		Expect(log.Rewinds()).To(BeNumerically(">=", 2))
 		mu.Lock()
 		defer mu.Unlock()
@@ -241,7 +234,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 				}
 			}))
 			split := b.Bolt("split", dsl.AutoAck(func(in Line, out dsl.Emitter) error { emitWords(in, out); return nil }))
-			count := b.Bolt("count", dsl.Stateful(countWord), dsl.Parallelism(2))
+			count := b.Bolt("count", dsl.Stateful(countWord), dsl.Parallelism(statecrash.Tasks))
 			b.Anchored(src, hole, dsl.Shuffle[Line]())
 			b.Anchored(src, split, dsl.Shuffle[Line]())
 			b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
@@ -256,7 +249,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 			Expect(log.WaitDrained(kitCtx())).To(Succeed())
 			Stop(r)
 			Expect(failedOnce.Load()).To(BeTrue())
-			Expect(storedCounts(store, 2)).To(Equal(want))
+			Expect(storedCounts(store)).To(Equal(want))
 			mu.Lock()
 			defer mu.Unlock()
 			Expect(errs).To(ContainElement(MatchError(ContainSubstring(expectErr))))
@@ -277,7 +270,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		Stop(r)
 		Expect(store.failed.Load()).To(BeTrue(), "the third commit failed")
 		Expect(r.Stats().Restarts).To(BeNumerically(">=", 1))
-		Expect(storedCounts(store, 2)).To(Equal(want))
+		Expect(storedCounts(store)).To(Equal(want))
 	})
 
 	It("refuses to start on a store written with another parallelism, naming the component", Label("edges"), func() {
@@ -353,13 +346,4 @@ func countsOfIndexes(n int, pick func(int) bool) []int {
 		}
 	}
 	return out
-}
-
-func decodeVarint(b []byte, n *int) error {
-	v, size := binary.Varint(b)
-	if size <= 0 || size != len(b) {
-		return fmt.Errorf("bad varint %x", b)
-	}
-	*n = int(v)
-	return nil
 }

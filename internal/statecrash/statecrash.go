@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -157,6 +158,33 @@ func (f *Figures) Compare(want, got map[string]int) {
 			f.Doubled += n
 		}
 	}
+}
+
+// Command returns the test binary started as a crash child over lines
+// input lines, with env (the child's store) added to its environment; its
+// stderr is the test's.
+func Command(lines int, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), fmt.Sprintf("%s=%d", Env, lines)), env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// Prove drives the child kills times (Drive, each kill within 120 ms of the
+// child running), then reads the counts with counts and compares them with
+// those of the input: the figures say what was lost and double counted.
+func Prove(ctx context.Context, lines, kills int, seed uint64, start func() *exec.Cmd, counts func(context.Context) (map[string]int, error)) (Figures, error) {
+	f, err := Drive(ctx, start, kills, 120*time.Millisecond, seed)
+	if err != nil {
+		return f, err
+	}
+	got, err := counts(ctx)
+	if err != nil {
+		return f, fmt.Errorf("reading the counts: %w", err)
+	}
+	f.Messages = lines
+	f.Compare(Want(Lines(lines)), got)
+	return f, nil
 }
 
 // Drive starts the child with start, kills it with SIGKILL kills times, each
