@@ -120,17 +120,15 @@ func (s *State[K, V]) restore(key, value []byte) error {
 // snapshot hands every change since the last snapshot to put (a nil value
 // for a deleted key) and forgets them; it returns the bytes handed.
 func (s *State[K, V]) snapshot(put func(key, value []byte)) (size int, err error) {
-	for i, k := range s.changed {
+	for _, k := range s.changed {
 		e := s.entries[k]
 		kb, err := s.key.encode(k)
-		if err != nil {
-			s.changed = s.changed[i:] // the rest stays dirty
+		if err != nil { // the runtime fails the task: its state is restored from the store
 			return size, fmt.Errorf("encoding key %v: %w", k, err)
 		}
 		var vb []byte
 		if !e.deleted {
 			if vb, err = s.value.encode(e.value); err != nil {
-				s.changed = s.changed[i:]
 				return size, fmt.Errorf("encoding the value of key %v: %w", k, err)
 			}
 			if vb == nil {

@@ -57,6 +57,9 @@ func TestStateTracksChangesBetweenSnapshots(t *testing.T) {
 	if v, ok := st.Get("a"); ok || v != "" {
 		t.Fatalf("Get of a deleted key: %q, %v", v, ok)
 	}
+	if len(st.entries) != 1 { // b: a stored delete leaves nothing behind
+		t.Fatalf("%d entries after the deletes were stored, want 1: churn would grow the state", len(st.entries))
+	}
 	st.Put("b", "5")
 	st.Delete("b")
 	st.Put("b", "6") // deleted and put again: the value
