@@ -78,7 +78,7 @@ func (t *Topology) stop(ctx context.Context) []Failure {
 	// task's Context lets it return and stop rather than be abandoned.
 	t.inc.end(errStopped)
 	if t.checkpointing {
-		<-t.inc.ckpt.done // a commit under way sees the end of life and returns
+		t.awaitCheckpointer(graceFor)
 	}
 	// Group by group, so ackers outlive the bolts: what a bolt acks or fails
 	// while it stops (a dying shell child's inputs) still reaches them. Each
@@ -203,5 +203,22 @@ func (t *Topology) isBroken() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// awaitCheckpointer waits for the checkpointer to return: a commit under way
+// sees the end of the incarnation's life through its ctx. A store that
+// ignores its ctx is given the grace, then abandoned with its goroutine (Go
+// cannot stop it), so the stop stays bounded. A commit that lands later is
+// still a consistent cut; the next incarnation, which restored the one
+// before, then finds its own first commit stale and restarts from it.
+func (t *Topology) awaitCheckpointer(grace time.Duration) {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-t.inc.ckpt.done:
+	case <-timer.C:
+		t.host.abandoned.Store(true)
+		t.inc.log.Error("the store did not return from a commit within the grace; the checkpoint is abandoned", zap.Duration("grace", grace))
 	}
 }

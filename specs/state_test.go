@@ -110,6 +110,21 @@ func (f *failingStore) Commit(ctx context.Context, c state.Checkpoint) error {
 	return f.Store.Commit(ctx, c)
 }
 
+// blockingStore's Commit never returns until release closes, whatever its
+// ctx says: a store that hangs.
+type blockingStore struct {
+	state.Store
+	entered chan struct{} // closed at the first Commit
+	once    sync.Once
+	release chan struct{}
+}
+
+func (b *blockingStore) Commit(ctx context.Context, c state.Checkpoint) error {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+	return errors.New("released")
+}
+
 // fastRestarts restarts at once, so a rollback costs no real time.
 var fastRestarts = supervision.WithRestarts(supervision.Restarts{Base: time.Millisecond, Cap: time.Millisecond, Max: 10})
 
@@ -271,6 +286,21 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		Expect(store.failed.Load()).To(BeTrue(), "the third commit failed")
 		Expect(r.Stats().Restarts).To(BeNumerically(">=", 1))
 		Expect(storedCounts(store)).To(Equal(want))
+	})
+
+	It("a store that never returns from a commit does not hold the stop", Label("edges"), func() {
+		lines, _ := stateLines(200)
+		store := &blockingStore{Store: state.NewMemory(), entered: make(chan struct{}), release: make(chan struct{})}
+		defer close(store.release) // lets the abandoned commit's goroutine end before the leak check
+		conf := dsl.Conf{dsl.CheckpointInterval: 5 * time.Millisecond}
+		r, err := supervision.Run(context.Background(), statefulCount("hung-store", sheltertest.NewLog(lines...), conf, nil),
+			supervision.WithStore(store), supervision.WithDrainTimeout(50*time.Millisecond), supervision.WithLogger(zap.NewNop()))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(store.entered).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
+		stopped := make(chan error, 1)
+		go func() { stopped <- r.Stop(context.Background()) }()
+		// The drain (50 ms) and the grace (a second at least) bound it.
+		Eventually(stopped).WithTimeout(Scaled(10 * time.Second)).Should(Receive())
 	})
 
 	It("refuses to start on a store written with another parallelism, naming the component", Label("edges"), func() {
