@@ -139,19 +139,8 @@ func TestUIInChromium(t *testing.T) {
 	if !ok {
 		t.Skip("no Chromium on PATH (apt-get install chromium): the status page was not tested in a browser")
 	}
-	topo := browserTopology(t)
-	running, err := supervision.Run(context.Background(), topo, supervision.WithLogger(zap.NewNop()), // the errors are expected
+	url := servePage(t, browserTopology(t), supervision.WithLogger(zap.NewNop()), // the errors are expected
 		supervision.WithRestarts(supervision.Restarts{Base: time.Millisecond, Cap: time.Millisecond}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer running.Stop(context.Background())
-	srv, err := observe.Listen("127.0.0.1:0", topo, running)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	url := "http://" + srv.Addr + "/"
 
 	ctx := newBrowser(t, browser)
 	// The first load.
@@ -320,16 +309,7 @@ func TestUIShowsCheckpointsInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running, err := supervision.Run(context.Background(), topo, supervision.WithStore(state.NewMemory()), supervision.WithLogger(zap.NewNop()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer running.Stop(context.Background())
-	srv, err := observe.Listen("127.0.0.1:0", topo, running)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url := servePage(t, topo, supervision.WithStore(state.NewMemory()), supervision.WithLogger(zap.NewNop()))
 
 	ctx := newBrowser(t, browser)
 	const shown = `(() => {
@@ -337,10 +317,10 @@ func TestUIShowsCheckpointsInChromium(t *testing.T) {
   return Number(field('spouts', 'src', 'checkpointId').replace(/,/g, '')) > 0 && Number(field('bolts', 'sum', 'checkpointId').replace(/,/g, '')) > 0 &&
     field('bolts', 'sum', 'checkpointMs') !== '' && /B$/.test(field('spouts', 'src', 'checkpointBytes'));
 })()`
-	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr+"/"), pollVoid(shown)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), pollVoid(shown)); err != nil {
 		t.Fatalf("the page shows no checkpoints of a topology with state: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr+"/#component=sum"),
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"#component=sum"),
 		pollVoid(`Array.from(document.querySelectorAll('#executors tbody tr')).length === 2 && `+
 			`Array.from(document.querySelectorAll('#executors tbody [data-field=checkpointId]')).every((td) => td.offsetParent !== null && td.textContent !== '')`)); err != nil {
 		t.Errorf("the tasks of sum show no checkpoints: %v", err)
@@ -366,4 +346,21 @@ func (s *ticks) Rewind(p []byte) error {
 	}
 	s.n = n
 	return nil
+}
+
+// servePage runs topo and its status page for the test, and returns the
+// page's URL; both stop when the test ends.
+func servePage(t *testing.T, topo *dsl.Topology, opts ...supervision.Option) string {
+	t.Helper()
+	running, err := supervision.Run(context.Background(), topo, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = running.Stop(context.Background()) })
+	srv, err := observe.Listen("127.0.0.1:0", topo, running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + srv.Addr + "/"
 }

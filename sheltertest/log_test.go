@@ -90,7 +90,7 @@ func TestLogHandsEachValueOnceAcrossTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := sheltertest.Start(t, topo)
+	sheltertest.Start(t, topo)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := log.WaitAcked(ctx); err != nil {
@@ -99,7 +99,6 @@ func TestLogHandsEachValueOnceAcrossTasks(t *testing.T) {
 	if err := log.WaitDrained(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_ = r
 	all := rec.All()
 	slices.SortFunc(all, func(a, b Order) int { return a.ID - b.ID })
 	if !slices.Equal(all, values) {
