@@ -126,7 +126,7 @@ func (b *blockingStore) Commit(ctx context.Context, c state.Checkpoint) error {
 }
 
 // fastRestarts restarts at once, so a rollback costs no real time.
-var fastRestarts = supervision.WithRestarts(supervision.Restarts{Base: time.Millisecond, Cap: time.Millisecond, Max: 10})
+var fastRestarts = Restarts(time.Millisecond, time.Millisecond, 10)
 
 var _ = Describe("Stateful bolts", Label("state"), func() {
 	It("count every word once, and the spout hears of a message only when its checkpoint commits", func() {
@@ -197,7 +197,6 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		log := sheltertest.NewLog(lines...)
 		store := state.NewMemory()
 		var failedOnce atomic.Bool
-		var events []supervision.Event
 		b := dsl.New("rollback", dsl.Conf{dsl.MaxSpoutPending: 32, dsl.CheckpointInterval: 5 * time.Millisecond})
 		b.Streams(Line{}, Word{})
 		src := b.Spout("lines", log.Spout(), dsl.Parallelism(2))
@@ -211,17 +210,14 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		count := b.Bolt("count", dsl.Stateful(countWord), dsl.Parallelism(statecrash.Tasks))
 		b.Anchored(src, split, dsl.Shuffle[Line]())
 		b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
-		var mu sync.Mutex
-		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithStore(store), fastRestarts,
-			supervision.WithEvents(func(e supervision.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }))
+		events := newEventLog()
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithStore(store), fastRestarts, supervision.WithEvents(events.record))
 		Expect(log.WaitDrained(kitCtx())).To(Succeed())
 		Stop(r)
 		Expect(failedOnce.Load()).To(BeTrue())
 		Expect(storedCounts(store)).To(Equal(want))
 		Expect(log.Rewinds()).To(BeNumerically(">=", 2))
-		mu.Lock()
-		defer mu.Unlock()
-		Expect(events).To(ContainElement(HaveField("Err", MatchError(ContainSubstring("rolling back to the last checkpoint")))))
+		Expect(events.errs()).To(ContainElement(MatchError(ContainSubstring("rolling back to the last checkpoint"))))
 	})
 
 	DescribeTable("a rollback keeps every count exact", Label("edges"),
@@ -230,8 +226,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 			log := sheltertest.NewLog(lines...)
 			store := state.NewMemory()
 			var failedOnce atomic.Bool
-			var mu sync.Mutex
-			var errs []error
+			events := newEventLog()
 			b := dsl.New(name, dsl.Conf{dsl.MaxSpoutPending: 32, dsl.CheckpointInterval: interval,
 				dsl.MessageTimeout: 200 * time.Millisecond})
 			b.Streams(Line{}, Word{})
@@ -254,20 +249,12 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 			b.Anchored(src, split, dsl.Shuffle[Line]())
 			b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
 			r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithStore(store), fastRestarts,
-				supervision.WithEvents(func(e supervision.Event) {
-					if e.Err != nil {
-						mu.Lock()
-						errs = append(errs, e.Err)
-						mu.Unlock()
-					}
-				}))
+				supervision.WithEvents(events.record))
 			Expect(log.WaitDrained(kitCtx())).To(Succeed())
 			Stop(r)
 			Expect(failedOnce.Load()).To(BeTrue())
 			Expect(storedCounts(store)).To(Equal(want))
-			mu.Lock()
-			defer mu.Unlock()
-			Expect(errs).To(ContainElement(MatchError(ContainSubstring(expectErr))))
+			Expect(events.errs()).To(ContainElement(MatchError(ContainSubstring(expectErr))))
 		},
 		Entry("a tree that times out after a commit", "timeout-rollback", 5*time.Millisecond,
 			func(c uint64) bool { return c > 1 }, false, "failed or timed out in a topology with state: rolling back"),

@@ -43,6 +43,19 @@ func (l *eventLog) next(kind supervision.EventKind) supervision.Event {
 	return e
 }
 
+// errs returns the errors of the events recorded so far, in order.
+func (l *eventLog) errs() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []error
+	for _, e := range l.events {
+		if e.Err != nil {
+			out = append(out, e.Err)
+		}
+	}
+	return out
+}
+
 func (l *eventLog) kinds() []supervision.EventKind {
 	l.mu.Lock()
 	defer l.mu.Unlock()
