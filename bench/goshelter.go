@@ -192,30 +192,8 @@ func wordCountTopology(b *dsl.Builder, s setup) (*dsl.Topology, error) {
 			return Sentence{&sentences[i%len(sentences)]}, true
 		}
 	}))
-	split := b.Bolt("split", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Sentence] {
-		var words chunk
-		emit := func(out dsl.Emitter) func(string) {
-			return func(w string) { out.Emit(Word{words.put(w)}) }
-		}
-		var out dsl.Emitter
-		each := emit(nil)
-		return handlerFunc[Sentence](func(s Sentence, e dsl.Emitter) error {
-			if e != out { // the task's emitter: build the callback once, not per sentence
-				out, each = e, emit(e)
-			}
-			eachWord(*s.Text, each)
-			return nil
-		})
-	}))
-	count := b.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
-		t := s.probe.tally()
-		counts := map[string]int{}
-		return handlerFunc[Word](func(w Word, _ dsl.Emitter) error {
-			counts[*w.Text]++
-			t.inc()
-			return nil
-		})
-	}), dsl.Parallelism(2))
+	split := b.Bolt("split", splitBolt())
+	count := b.Bolt("count", countBolt(s), dsl.Parallelism(2))
 	b.Unanchored(spout, split, dsl.Shuffle[Sentence]())
 	b.Unanchored(split, count, dsl.Fields(func(w Word) string { return *w.Text }, "word"))
 	return b.Build()
@@ -310,4 +288,36 @@ func slowSourceTopology(b *dsl.Builder, s setup) (*dsl.Topology, error) {
 	}))
 	b.Unanchored(spout, null, dsl.Shuffle[Stamped]())
 	return b.Build()
+}
+
+// splitBolt emits each word of a sentence, chunk-allocated (see chunk).
+func splitBolt() *dsl.BoltSpec {
+	return dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Sentence] {
+		var words chunk
+		emit := func(out dsl.Emitter) func(string) {
+			return func(w string) { out.Emit(Word{words.put(w)}) }
+		}
+		var out dsl.Emitter
+		each := emit(nil)
+		return handlerFunc[Sentence](func(s Sentence, e dsl.Emitter) error {
+			if e != out { // the task's emitter: build the callback once, not per sentence
+				out, each = e, emit(e)
+			}
+			eachWord(*s.Text, each)
+			return nil
+		})
+	})
+}
+
+// countBolt counts words in a map per task, with the probe's tally.
+func countBolt(s setup) *dsl.BoltSpec {
+	return dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
+		t := s.probe.tally()
+		counts := map[string]int{}
+		return handlerFunc[Word](func(w Word, _ dsl.Emitter) error {
+			counts[*w.Text]++
+			t.inc()
+			return nil
+		})
+	})
 }

@@ -78,13 +78,7 @@ func countingTopology(s setup, stateful bool) (*dsl.Topology, error) {
 	b := dsl.New("bench-state", conf)
 	b.Streams(Word{})
 	spout := b.Spout("sentences", dsl.ReliableFrom(func(dsl.TaskInfo) *positionedSource { return &positionedSource{p: s.probe} }))
-	split := b.Bolt("split", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Sentence] {
-		var words chunk
-		return handlerFunc[Sentence](func(in Sentence, out dsl.Emitter) error {
-			eachWord(*in.Text, func(w string) { out.Emit(Word{words.put(w)}) })
-			return nil
-		})
-	}))
+	split := b.Bolt("split", splitBolt())
 	var count *dsl.BoltSpec
 	if stateful {
 		count = dsl.StatefulFrom(func(dsl.TaskInfo) func(Word, *dsl.State[string, int], dsl.Emitter) error {
@@ -97,15 +91,7 @@ func countingTopology(s setup, stateful bool) (*dsl.Topology, error) {
 			}
 		})
 	} else {
-		count = dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
-			t := s.probe.tally()
-			counts := map[string]int{}
-			return handlerFunc[Word](func(w Word, _ dsl.Emitter) error {
-				counts[*w.Text]++
-				t.inc()
-				return nil
-			})
-		})
+		count = countBolt(s)
 	}
 	b.Anchored(spout, split, dsl.Shuffle[Sentence]())
 	b.Anchored(split, b.Bolt("count", count, dsl.Parallelism(2)), dsl.Fields(func(w Word) string { return *w.Text }, "word"))
