@@ -70,11 +70,19 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 	}
 }
 
+// traceStep records an operation applied. It is out of line, like the
+// tracer's helpers: apply runs for every operation.
+//
+//go:noinline
+func (a *ackerTask) traceStep(op ackerOp, result outcome) {
+	v, _ := a.tracker.Value(op.Root)
+	a.trace.record(trace.Event{Kind: "AckerStep", Op: op.Kind.String(), Root: op.Root, Edge: op.Edge, Spout: int(op.Spout), XOR: v, Outcome: result.String()})
+}
+
 func (a *ackerTask) apply(op ackerOp) {
 	result, spout := applyOp(a.tracker, op)
 	if a.trace.on() {
-		v, _ := a.tracker.Value(op.Root)
-		a.trace.record(trace.Event{Kind: "AckerStep", Op: op.Kind.String(), Root: op.Root, Edge: op.Edge, Spout: int(op.Spout), XOR: v, Outcome: result.String()})
+		a.traceStep(op, result)
 	}
 	switch result {
 	case pending:

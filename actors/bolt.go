@@ -9,7 +9,6 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/internal/hops"
-	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
 )
@@ -212,7 +211,7 @@ func (b *boltTask) executeFrom(batch *tupleBatch, i int, received time.Time) (ne
 
 func (b *boltTask) execute(t *dsl.Tuple, received time.Time) {
 	if b.trace.on() {
-		b.trace.record(trace.Event{Kind: "Tuple", Input: *t})
+		b.trace.input(t)
 	}
 	b.input = t
 	b.lat.begin(t.ID.Edge, received)
@@ -226,11 +225,19 @@ func (b *boltTask) execute(t *dsl.Tuple, received time.Time) {
 		err = b.impl.Execute(t, b)
 	}
 	if err != nil {
-		b.stats.recordError(err.Error())
-		b.log.Error("bolt failed its input", zap.String("stream", streamName(*t)), zap.Error(err))
+		b.failed(t, err)
 	}
 	b.lat.end()
 	b.input = nil
+}
+
+// failed logs an input that failed. It is out of line, like the tracer's
+// helpers: its locals would grow the frame of every input's execute.
+//
+//go:noinline
+func (b *boltTask) failed(t *dsl.Tuple, err error) {
+	b.stats.recordError(err.Error())
+	b.log.Error("bolt failed its input", zap.String("stream", streamName(*t)), zap.Error(err))
 }
 
 func streamName(t dsl.Tuple) string {
@@ -304,7 +311,7 @@ func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {
 		panic(err) // recovered by call: the input fails
 	}
 	if b.trace.on() {
-		b.trace.record(trace.Event{Out: true, Kind: "Emit", Value: tuple, Anchors: anchors, Direct: direct})
+		b.trace.emit(tuple, anchors, direct)
 	}
 	b.emitted++
 }
@@ -316,7 +323,7 @@ func (b *boltTask) ack(in *dsl.Tuple) {
 	b.acked++
 	b.lat.settle(in.ID.Edge, true, b.stats)
 	if b.trace.on() { // traced even when untracked: scenario A's bolt answers Ok too
-		b.trace.record(trace.Event{Out: true, Kind: "Ok", ID: in.ID})
+		b.trace.settle("Ok", in.ID)
 	}
 	if in.ID.Edge == 0 {
 		return
@@ -343,7 +350,7 @@ func (b *boltTask) Fail(in dsl.Tuple) {
 	b.stats.Failed.Add(1)
 	b.lat.settle(in.ID.Edge, false, b.stats)
 	if b.trace.on() {
-		b.trace.record(trace.Event{Out: true, Kind: "Fail", ID: in.ID})
+		b.trace.settle("Fail", in.ID)
 	}
 	if in.ID.Edge == 0 {
 		return

@@ -173,6 +173,9 @@ func (m *mailbox) postTick(beats int) {
 
 // takeTick returns the coalesced beats as one message, or false if none.
 func (m *mailbox) takeTick() (tick, bool) {
+	if m.ticks.Load() == 0 {
+		return tick{}, false // a plain load: the swap below is a locked instruction, and this runs for every message
+	}
 	n := m.ticks.Swap(0)
 	if n == 0 {
 		return tick{}, false
@@ -207,6 +210,10 @@ func (m *mailbox) UserMessageCount() int {
 	}
 	return n
 }
+
+// waiting reports whether a message, a tick or a batch waits, with plain
+// loads: a task in a loop of its own asks it to know when to yield.
+func (m *mailbox) waiting() bool { return m.pending.Load() != 0 }
 
 // depth returns the number of data batches waiting.
 func (m *mailbox) depth() int { return len(m.data) }

@@ -39,6 +39,10 @@ type outbox struct {
 	recorded  []int
 	holding   bool // Deliver leaves full batches for release to flush
 	filled    bool // a batch filled while holding: release has work
+	// trees counts the spout's trees opened since the last flush. They join
+	// the drain gauge before anything of theirs leaves the task (countTrees):
+	// one atomic add per flush, not one per tree on a line every task writes.
+	trees int64
 }
 
 func newOutbox(inc *incarnation, batchSize int, stats *taskStats) *outbox {
@@ -107,6 +111,19 @@ func (o *outbox) record(tasks []int, emit func()) []int {
 	return o.recorded
 }
 
+// openTree counts a tree the spout opened into the drain gauge, at the next flush.
+func (o *outbox) openTree() { o.trees++ }
+
+// countTrees adds the trees opened since the last flush to the drain gauge.
+// Every flush calls it first: a tree can complete (and be counted out) only
+// after its Track operation left, and a drain begins after the spouts flushed.
+func (o *outbox) countTrees() {
+	if o.trees != 0 {
+		o.inc.gauge.add(o.trees)
+		o.trees = 0
+	}
+}
+
 // Track and Anchor buffer acker operations for the tree's acker.
 func (o *outbox) Track(root uint64, spout int) {
 	o.ack(ackerOp{Kind: opTrack, Root: root, Spout: int32(spout)})
@@ -138,6 +155,7 @@ func (o *outbox) flushAcker(a int) {
 	if b == nil {
 		return
 	}
+	o.countTrees()
 	o.acks[a] = nil
 	if p := hops.On(); p != nil {
 		for i := range b.ops {
@@ -168,7 +186,8 @@ func (o *outbox) flushTo(task int) {
 		markBatch(p, b, hops.SpoutFlush)
 	}
 	n := int64(b.len())
-	o.inc.gauge.add(n)
+	o.inc.gauge.add(n + o.trees) // countTrees, in the same add
+	o.trees = 0
 	o.sent[task].Add(n) // before the receiver can see them
 	if !o.inc.boxes[task].putData(b) {
 		o.inc.gauge.add(-n) // the topology is being torn down
@@ -182,6 +201,7 @@ func (o *outbox) holds() bool { return len(o.dirty) > 0 || len(o.ackDirty) > 0 }
 
 // flush sends everything buffered, acker batches first.
 func (o *outbox) flush() {
+	o.countTrees() // even with nothing to send: a tree's operations may have left already
 	o.flushAcks()
 	for _, task := range o.dirty {
 		o.flushTo(task)

@@ -27,15 +27,33 @@ func pathHarness(b *testing.B) (*incarnation, routing.Task, routing.Task) {
 	return inc, task("src"), task("sink")
 }
 
-// BenchmarkSpoutPath measures a spout's side of one tuple: Next through dsl's
-// unreliable task, the emit, routing and the batch append, the flush per burst.
-func BenchmarkSpoutPath(b *testing.B) {
-	inc, src, sink := pathHarness(b)
+// pathSpout is the harness's spout task, with batches of 64.
+func pathSpout(inc *incarnation, src routing.Task) *spoutTask {
 	stats := newTaskStats(len(inc.boxes))
 	s := &spoutTask{inc: inc, task: src, box: inc.boxes[src.ID], stats: stats, active: true, max: 1 << 30}
 	s.out = newOutbox(inc, 64, stats)
 	s.impl = newSpoutTask(src.Component, dsl.TaskInfo{})
 	s.router = inc.plan.NewRouter(src, s.out, ids.Sequence(1, 1))
+	return s
+}
+
+// pathBolt is the harness's bolt task.
+func pathBolt(inc *incarnation, sink routing.Task) *boltTask {
+	stats := newTaskStats(len(inc.boxes))
+	bt := &boltTask{inc: inc, task: sink, stats: stats}
+	bt.out = newOutbox(inc, 64, stats)
+	bt.impl = newBoltTask(sink.Component, dsl.TaskInfo{})
+	bt.auto, _ = bt.impl.(interface {
+		ExecuteAuto(*dsl.Tuple, dsl.Collector) (bool, error)
+	})
+	return bt
+}
+
+// BenchmarkSpoutPath measures a spout's side of one tuple: Next through dsl's
+// unreliable task, the emit, routing and the batch append, the flush per burst.
+func BenchmarkSpoutPath(b *testing.B) {
+	inc, src, sink := pathHarness(b)
+	s := pathSpout(inc, src)
 	data, self := inc.boxes[sink.ID], inc.boxes[src.ID]
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -52,13 +70,7 @@ func BenchmarkSpoutPath(b *testing.B) {
 // batch, an auto-ack handler, the ack, for batches of 64 untracked tuples.
 func BenchmarkBoltPath(b *testing.B) {
 	inc, src, sink := pathHarness(b)
-	stats := newTaskStats(len(inc.boxes))
-	bt := &boltTask{inc: inc, task: sink, stats: stats}
-	bt.out = newOutbox(inc, 64, stats)
-	bt.impl = newBoltTask(sink.Component, dsl.TaskInfo{})
-	bt.auto, _ = bt.impl.(interface {
-		ExecuteAuto(*dsl.Tuple, dsl.Collector) (bool, error)
-	})
+	bt := pathBolt(inc, sink)
 	x := 1
 	batch := getBatch(64)
 	stream := inc.plan.Topology.Streams[0]
@@ -69,5 +81,42 @@ func BenchmarkBoltPath(b *testing.B) {
 	b.ResetTimer()
 	for n := 0; n < b.N; n += 64 {
 		bt.executeAll(batch)
+	}
+}
+// BenchmarkSpoutToBolt is BenchmarkSpoutPath with the bolt's side on another
+// goroutine, so on two cores: "recycle" only takes the batches back,
+// "execute" runs BenchmarkBoltPath's bolt on them. Against the two paths
+// measured alone it shows what handing batches from core to core costs
+// (docs/BENCHMARKS.md, Performance III).
+func BenchmarkSpoutToBolt(b *testing.B) {
+	for _, mode := range []string{"recycle", "execute"} {
+		b.Run(mode, func(b *testing.B) {
+			inc, src, sink := pathHarness(b)
+			s, bt := pathSpout(inc, src), pathBolt(inc, sink)
+			data, self := inc.boxes[sink.ID], inc.boxes[src.ID]
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for m := range data.data {
+					tb, ok := m.(*tupleBatch)
+					if !ok {
+						return
+					}
+					if mode == "execute" {
+						bt.consume(tb)
+					} else {
+						putBatch(tb)
+					}
+				}
+			}()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for n := 0; n < b.N; n += 64 {
+				s.burst()
+				self.control.pop()
+			}
+			data.data <- 0 // not a batch: the consumer ends
+			<-done
+		})
 	}
 }

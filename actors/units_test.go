@@ -471,6 +471,56 @@ func TestOutboxFlushesAFullBatch(t *testing.T) {
 	}
 }
 
+// The drain gauge counts a spout's trees before anything of theirs leaves the
+// task (a drain that saw 0 while a Track or a tuple travels would end early),
+// and not one atomic add per tree.
+func TestOutboxCountsOpenTreesBeforeTheirOperationsLeave(t *testing.T) {
+	for _, first := range []string{"data", "acks"} {
+		o, inc := outboxHarness(t, 8)
+		o.Track(7, 1)
+		o.openTree()
+		o.Deliver(2, &dsl.Tuple{Value: 1, ID: dsl.TupleID{Root: 7, Edge: 9}})
+		o.openTree()
+		if n := inc.gauge.n.Load(); n != 0 {
+			t.Fatalf("in flight %d before any flush; want 0 (counted at the flush)", n)
+		}
+		if first == "data" {
+			o.flushTo(2)
+			if n := inc.gauge.n.Load(); n != 3 {
+				t.Fatalf("data first: in flight %d; want 3 (2 trees, 1 tuple)", n)
+			}
+			o.flushAcks()
+		} else {
+			o.flushAcks()
+			if n := inc.gauge.n.Load(); n != 2 {
+				t.Fatalf("acks first: in flight %d; want the 2 trees", n)
+			}
+			o.flush()
+		}
+		if n := inc.gauge.n.Load(); n != 3 {
+			t.Fatalf("%s first, all flushed: in flight %d; want 3 (no tree counted twice)", first, n)
+		}
+	}
+	// A tree whose operations left in an earlier flush (a full acker batch
+	// mid-emit) is still counted by the next flush, with nothing left to send.
+	o, inc := outboxHarness(t, 8)
+	o.openTree()
+	o.flush()
+	if n := inc.gauge.n.Load(); n != 1 {
+		t.Fatalf("a flush with nothing to send: in flight %d; want the tree", n)
+	}
+}
+
+func TestAbandonCountsTreesNotYetFlushed(t *testing.T) {
+	s, _, _ := spoutHarness(t, 4)
+	s.out.openTree() // emitted in a burst that failed before its flush
+	s.pending = 1
+	s.abandon()
+	if n := s.inc.gauge.n.Load(); n != 0 {
+		t.Fatalf("in flight %d after abandoning the only tree; want 0", n)
+	}
+}
+
 func TestOutboxHoldsFullBatchesUntilRelease(t *testing.T) {
 	o, inc := outboxHarness(t, 2)
 	acker := ackerOf(inc.plan, 7)
@@ -606,6 +656,51 @@ func TestResumeStopsAtMaxPending(t *testing.T) {
 	s.resume()
 	if !s.queued || s.box.control.len() != 1 {
 		t.Fatal("a spout below max pending did not ask for more")
+	}
+}
+
+// A turn runs bursts back to back while nothing else waits in the spout's
+// mailbox, at most burstsPerTurn of them, and hands over to the mailbox as
+// soon as a message waits, the source runs dry or max pending is reached.
+func TestATurnRunsBurstsUntilSomethingElseWaits(t *testing.T) {
+	s, src, _ := spoutHarness(t, 4)
+	s.max = 1 << 20
+	s.turn()
+	if src.nexts != 4*burstsPerTurn {
+		t.Errorf("a quiet turn called Next %d times, want %d bursts of 4", src.nexts, burstsPerTurn)
+	}
+	if !s.queued {
+		t.Error("a turn that ended on its bound did not queue the next one")
+	}
+	drain := func() { // what the turn posted: the next turn's message
+		for s.box.control.pop() != nil {
+		}
+		s.box.pending.Store(0)
+		s.queued = false
+	}
+	drain()
+
+	src.nexts = 0
+	src.onNext = func() {
+		if src.nexts == 6 { // in the second burst, an ack arrives
+			s.box.PostUserMessage(&feedback{})
+		}
+	}
+	s.turn()
+	if src.nexts != 8 {
+		t.Errorf("a turn with a message waiting after burst 1 called Next %d times, want 8 (it ends after the burst under way)", src.nexts)
+	}
+	drain()
+
+	src.nexts = 0
+	src.onNext = func() {
+		if src.nexts == 6 {
+			s.pending = s.max // the emits of the second burst reach max pending
+		}
+	}
+	s.turn()
+	if src.nexts != 6 || s.queued {
+		t.Errorf("a turn reaching max pending called Next %d times (want 6), queued %v (want an outcome to resume it)", src.nexts, s.queued)
 	}
 }
 

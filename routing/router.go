@@ -233,6 +233,9 @@ func (r *Router) route(s *streamOut, tuple any, roots *dsl.TupleID, direct int) 
 	t := &r.header // field by field: a struct literal would be copied in with a bulk write barrier
 	t.Value, t.Stream = tuple, s.stream
 	anchored := roots.Root != 0
+	if !anchored {
+		t.ID = dsl.TupleID{} // for every delivery: deliver leaves an unanchored one's id alone
+	}
 	for i := range s.dists {
 		d := &s.dists[i]
 		if direct != 0 {
@@ -242,41 +245,51 @@ func (r *Router) route(s *streamOut, tuple any, roots *dsl.TupleID, direct int) 
 			continue
 		}
 		tasks := d.route.tasks
-		if len(tasks) == 1 {
-			r.deliver(tasks[0], t, roots, anchored)
-			continue
-		}
-		switch d.kind {
-		case byShuffle: // round robin, without a division per tuple
+		var task int
+		switch {
+		case len(tasks) == 1:
+			task = tasks[0]
+		case d.kind == byShuffle: // round robin, without a division per tuple
 			if d.next++; d.next >= len(tasks) {
 				d.next = 0
 			}
-			r.deliver(tasks[d.next], t, roots, anchored)
-		case byFields:
-			r.deliver(tasks[d.route.edge.Grouping.Key(t.Value)%uint64(len(tasks))], t, roots, anchored)
-		case toLowest:
-			r.deliver(tasks[0], t, roots, anchored)
-		case toAll:
+			task = tasks[d.next]
+		case d.kind == byFields:
+			task = tasks[d.route.edge.Grouping.Key(t.Value)%uint64(len(tasks))]
+		case d.kind == toLowest:
+			task = tasks[0]
+		case d.kind == toAll:
 			for _, task := range tasks {
 				r.deliver(task, t, roots, anchored)
 			}
+			continue
+		default: // direct grouping: EmitDirect only
+			continue
 		}
+		// deliver, by hand: it is too big to be inlined, and this is the
+		// path of every tuple.
+		if anchored {
+			r.anchorEdge(t, roots)
+		}
+		r.sink.Deliver(task, t)
 	}
 	t.Value = nil // keeps nothing alive after the emit
 }
 
 // deliver hands t to task, first giving it a fresh edge anchored in every tree
-// of roots when the delivery is anchored (else no id: t may carry the previous
-// delivery's).
+// of roots when the delivery is anchored (route cleared an unanchored one's id).
 func (r *Router) deliver(task int, t *dsl.Tuple, roots *dsl.TupleID, anchored bool) {
 	if anchored {
-		t.ID = *roots
-		t.ID.Edge = r.ids.Next()
-		r.anchorAll(roots, t.ID.Edge)
-	} else {
-		t.ID = dsl.TupleID{}
+		r.anchorEdge(t, roots)
 	}
 	r.sink.Deliver(task, t)
+}
+
+// anchorEdge gives t a fresh edge id anchored in every tree of roots.
+func (r *Router) anchorEdge(t *dsl.Tuple, roots *dsl.TupleID) {
+	t.ID = *roots
+	t.ID.Edge = r.ids.Next()
+	r.anchorAll(roots, t.ID.Edge)
 }
 
 func (r *Router) checkDirect(s *streamOut, direct int) error {
