@@ -83,6 +83,7 @@ func BenchmarkBoltPath(b *testing.B) {
 		bt.executeAll(batch)
 	}
 }
+
 // BenchmarkSpoutToBolt is BenchmarkSpoutPath with the bolt's side on another
 // goroutine, so on two cores: "recycle" only takes the batches back,
 // "execute" runs BenchmarkBoltPath's bolt on them. Against the two paths
