@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -89,5 +90,23 @@ func TestLimiter(t *testing.T) {
 	}
 	if n < 95 || n > 110 {
 		t.Fatalf("100 ms at 1000/s granted %d", n)
+	}
+}
+
+func TestLineHandoff(t *testing.T) {
+	if d := lineHandoff(1); d != 0 {
+		t.Errorf("lineHandoff(1) = %v, want 0 (no round trip to time)", d)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	d := lineHandoff(1000)
+	runtime.GOMAXPROCS(prev)
+	if d != 0 {
+		t.Errorf("with one P: %v, want 0 (both sides would share a core)", d)
+	}
+	if prev < 2 {
+		t.Skip("one CPU: nothing to measure")
+	}
+	if d := lineHandoff(1000); d <= 0 || d > time.Millisecond {
+		t.Errorf("lineHandoff(1000) = %v, want a positive time per hand-off", d)
 	}
 }

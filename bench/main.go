@@ -149,6 +149,9 @@ func run(c config) int {
 	}
 	fmt.Printf("bench: GOMAXPROCS=%d %s, %v per case after %v warm-up, median of %d, batch %d, max pending %d, goshelter ackers %d, spout wait %v\n",
 		runtime.GOMAXPROCS(0), runtime.Version(), c.duration, c.warmup, max(c.count, 1), batchSize, c.pending, c.ackers, c.spoutWait)
+	if d := lineHandoff(200_000); d > 0 {
+		fmt.Printf("machine: a cache line moves between two cores in %v (one way, mean of 200000)\n", d.Round(time.Nanosecond))
+	}
 	t := timing{warmup: c.warmup, measure: c.duration}
 	var results []result
 	for _, rs := range cases() {
