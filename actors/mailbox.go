@@ -211,8 +211,8 @@ func (m *mailbox) UserMessageCount() int {
 	return n
 }
 
-// waiting reports whether a message, a tick or a batch waits, with plain
-// loads: a task in a loop of its own asks it to know when to yield.
+// waiting reports whether a message, a tick or a batch waits, with one load
+// and no lock: a task in a loop of its own asks it to know when to yield.
 func (m *mailbox) waiting() bool { return m.pending.Load() != 0 }
 
 // depth returns the number of data batches waiting.

@@ -115,8 +115,9 @@ func (o *outbox) record(tasks []int, emit func()) []int {
 func (o *outbox) openTree() { o.trees++ }
 
 // countTrees adds the trees opened since the last flush to the drain gauge.
-// Every flush calls it first: a tree can complete (and be counted out) only
-// after its Track operation left, and a drain begins after the spouts flushed.
+// Every flush calls it first. A tree is counted out when its outcome reaches
+// the spout, which serves outcomes between bursts only, and every burst ends
+// with a flush; a drain begins after the spouts flushed.
 func (o *outbox) countTrees() {
 	if o.trees != 0 {
 		o.inc.gauge.add(o.trees)
