@@ -218,15 +218,16 @@ func (s *spoutTask) burst() {
 // nothing else waits in the mailbox. A message costs about ten locked
 // instructions on its way through the spout's own control lane, and on two
 // cores each of those waits for the batch stores the other core must hand
-// over first. (Under a test's manual clock the barrier counts bursts: one
-// per turn.)
+// over first. (A test clock's barrier sees no difference: every burst ends
+// with a flush, and its settle message waits in the mailbox, which ends the
+// turn.)
 func (s *spoutTask) turn() {
 	s.wait = nil
 	for range burstsPerTurn {
 		if !s.calls() {
 			return
 		}
-		if s.settling || s.box.waiting() {
+		if s.box.waiting() {
 			break
 		}
 	}
