@@ -3,7 +3,9 @@
 // goshelter's tuple representation), the framework floor (bare protoactor-go
 // actors) and a peer (watermill's router on its gochannel pub/sub).
 //
-// It prints one table row per run, a check of the performance targets, and
+// It first prints the machine's cache-line hand-off time (how long one
+// core takes to see another's write, the constant behind every hand-off of a
+// batch), then one table row per run, a check of the performance targets, and
 // ends with one line:
 //
 //	ratios: unacked_vs_limit=X acked_vs_unacked=Y acked_vs_watermill=Z  ... kafka_vs_client=K stateful_vs_plain=S
