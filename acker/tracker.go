@@ -14,10 +14,9 @@ type tree struct {
 // Tracker is one acker task's open trees. It is not safe for concurrent use: an
 // acker task owns it.
 type Tracker struct {
-	trees     map[uint64]tree
+	trees     map[uint64]tree // the open trees: len is their count
 	rotations uint64
 	capacity  int
-	open      int
 }
 
 // New returns a tracker that refuses new trees beyond capacity open ones.
@@ -30,13 +29,10 @@ func New(capacity int) *Tracker {
 // same). It returns false, opening nothing, when the tracker is at capacity:
 // the caller nacks the tree at once.
 func (t *Tracker) Track(root uint64, spout int, edges uint64) bool {
-	if t.open >= t.capacity {
+	if len(t.trees) >= t.capacity {
 		return false
 	}
-	if _, ok := t.trees[root]; !ok {
-		t.open++
-	}
-	t.trees[root] = tree{xor: edges, spout: spout, born: t.rotations}
+	t.trees[root] = tree{xor: edges, spout: spout, born: t.rotations} // one hash: no lookup first
 	return true
 }
 
@@ -62,7 +58,6 @@ func (t *Tracker) Ok(root, edge uint64) (spout int, complete bool) {
 		return 0, false
 	}
 	delete(t.trees, root)
-	t.open--
 	return tr.spout, true
 }
 
@@ -73,7 +68,6 @@ func (t *Tracker) Fail(root uint64) (spout int, found bool) {
 		return 0, false
 	}
 	delete(t.trees, root)
-	t.open--
 	return tr.spout, true
 }
 
@@ -91,7 +85,6 @@ func (t *Tracker) Rotate(expired func(root uint64, spout int)) {
 	for root, tr := range t.trees {
 		if t.rotations-tr.born >= buckets {
 			delete(t.trees, root)
-			t.open--
 			expired(root, tr.spout)
 		}
 	}
