@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/routing"
 )
@@ -119,5 +120,73 @@ func BenchmarkSpoutToBolt(b *testing.B) {
 			data.data <- 0 // not a batch: the consumer ends
 			<-done
 		})
+	}
+}
+
+// BenchmarkRelayPath measures a bolt's side of one tracked tuple that it
+// relays: the input loaded with its tree, the anchored emit (the per-emit
+// anchoring check, a fresh edge, the Anchor and the delivery), the Ok, for
+// batches of 64; the benchmark takes the emitted batches and the acker
+// batches back itself.
+func BenchmarkRelayPath(b *testing.B) {
+	x := 1
+	bl := dsl.New("relay", nil)
+	src := bl.Spout("src", dsl.Reliable(func() (int, event, bool) { return 0, event{&x}, true }, func(int) {}, func(int) {}))
+	relay := bl.Bolt("relay", dsl.AutoAck(func(e event, out dsl.Emitter) error {
+		out.Emit(e)
+		return nil
+	}))
+	bl.Anchored(src, relay, dsl.Shuffle[event]())
+	bl.Anchored(relay, bl.Bolt("sink", dsl.AutoAck(func(event, dsl.Emitter) error { return nil })), dsl.Shuffle[event]())
+	plan := routing.Compile(build(b, bl))
+	inc := &incarnation{plan: plan, gauge: newGauge()}
+	inc.boxes = idleBoxes(len(plan.Tasks)+1, 1<<12)
+	task := func(id string) routing.Task { return plan.Tasks[plan.Topology.Component(id).Tasks[0]-1] }
+	from, rt, sink := task("src"), task("relay"), task("sink")
+	bt := pathBolt(inc, rt)
+	bt.router = plan.NewRouter(rt, bt.out, ids.Sequence(1<<40, 1))
+	bt.anchoring = component.NewAnchoring(plan.Topology, rt.Component)
+	batch := getBatch(64)
+	stream := plan.Topology.Streams[0]
+	for i := range 64 {
+		batch.add(&dsl.Tuple{Value: event{&x}, Stream: stream, Source: "src", Task: from.ID, ID: dsl.TupleID{Root: uint64(i + 1), Edge: uint64(i + 100)}})
+	}
+	data := inc.boxes[sink.ID]
+	// drain takes back what a batch's execution sent, counting the tracked
+	// tuples delivered and the Anchor and Ok operations.
+	drain := func() (tracked, anchors, oks int) {
+		for len(data.data) > 0 {
+			out := (<-data.data).(*tupleBatch)
+			tracked += len(out.ids)
+			putBatch(out)
+		}
+		for _, a := range plan.Ackers {
+			for m := inc.boxes[a].control.pop(); m != nil; m = inc.boxes[a].control.pop() {
+				ab := m.(*ackerBatch)
+				for _, op := range ab.ops {
+					switch op.Kind {
+					case opAnchor:
+						anchors++
+					case opOk:
+						oks++
+					}
+				}
+				ab.ops = ab.ops[:0]
+				ackerPool.Put(ab)
+			}
+		}
+		return tracked, anchors, oks
+	}
+	bt.executeAll(batch)
+	bt.flush()
+	if tracked, anchors, oks := drain(); tracked != 64 || anchors != 64 || oks != 64 {
+		b.Fatalf("a batch sent %d tracked tuples, %d Anchors, %d Oks; want 64 of each (anchored relaying)", tracked, anchors, oks)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += 64 {
+		bt.executeAll(batch)
+		bt.flush()
+		drain()
 	}
 }
