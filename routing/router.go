@@ -255,7 +255,7 @@ func (r *Router) route(s *streamOut, tuple any, roots *dsl.TupleID, direct int) 
 			}
 			task = tasks[d.next]
 		case d.kind == byFields:
-			task = tasks[residue(d.route.edge.Grouping.Key(t.Value), len(tasks))]
+			task = tasks[grouping.Index(d.route.edge.Grouping.Key(t.Value), len(tasks))]
 		case d.kind == toLowest:
 			task = tasks[0]
 		case d.kind == toAll:
@@ -274,15 +274,6 @@ func (r *Router) route(s *streamOut, tuple any, roots *dsl.TupleID, direct int) 
 		r.sink.Deliver(task, t)
 	}
 	t.Value = nil // keeps nothing alive after the emit
-}
-
-// residue returns key mod n, with a mask when n is a power of two: a 64-bit
-// division per tuple of a fields grouping cost more than hashing the key.
-func residue(key uint64, n int) uint64 {
-	if m := uint64(n); m&(m-1) == 0 {
-		return key & (m - 1)
-	}
-	return key % uint64(n)
 }
 
 // deliver hands t to task, first giving it a fresh edge anchored in every tree

@@ -1,5 +1,7 @@
 // Package grouping names the groupings as dsl.Grouping.Kind holds them, for the
 // packages that act on a grouping (routing, multilang's Flux export, graphs).
+// It also holds Index, the one way a key picks one of n tasks: a fields
+// grouping's hash picks its task, and a tree's root picks its acker.
 package grouping
 
 // The kinds of dsl.Grouping.
@@ -15,3 +17,13 @@ const (
 	// None leaves the choice to the runtime; goshelter shuffles, as Storm does.
 	None = "none"
 )
+
+// Index returns key mod n, the index among n tasks that key picks. For a
+// power of two (one acker, by default) it is a mask: a 64-bit division on
+// every tuple was a tenth of a relaying bolt's time.
+func Index(key uint64, n int) int {
+	if m := uint64(n); m&(m-1) == 0 {
+		return int(key & (m - 1))
+	}
+	return int(key % uint64(n))
+}
