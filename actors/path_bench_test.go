@@ -59,7 +59,7 @@ func BenchmarkSpoutPath(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n += 64 {
-		s.burst()
+		s.turn(1)
 		for len(data.data) > 0 { // the bolt's side: take the batches back
 			putBatch((<-data.data).(*tupleBatch))
 		}
@@ -114,7 +114,7 @@ func BenchmarkSpoutToBolt(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for n := 0; n < b.N; n += 64 {
-				s.burst()
+				s.turn(1)
 				self.control.pop()
 			}
 			data.data <- 0 // not a batch: the consumer ends

@@ -33,7 +33,7 @@ type spoutTask struct {
 	wait    clock.Timer // armed while backing off
 	lat     completeSampler
 	cancel  func() // ends the component's Context
-	// epoch is the flush beat last seen by burst, nexts the Next calls since it
+	// epoch is the flush beat last seen by a burst, nexts the Next calls since it
 	// moved, and slow whether the source made at most slowNexts calls in the
 	// last beat: then batching cannot fill a batch anyway, and each Next's
 	// tuples are flushed at once instead of waiting a beat. A source counts
@@ -65,7 +65,7 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		s.start()
 	case next:
 		s.queued = false
-		s.turn()
+		s.turn(burstsPerTurn)
 	case *feedback:
 		s.feedback(m)
 	case tick:
@@ -200,34 +200,29 @@ func (s *spoutTask) resume() {
 	s.box.PostUserMessage(next{})
 }
 
-// burst calls Next up to a batch of times, then flushes and yields to the
-// mailbox (acks, ticks, stop) before the next burst. It also ends as soon as
-// the flush beat moved: a source's tuples then wait about one flush interval
+// turn runs bursts for one next message: up to bursts of them while nothing
+// else waits in the mailbox, then queues the next turn, unless the source may
+// not emit right now (an outcome or the back-off resumes it).
+//
+// A burst calls Next up to a batch of times and flushes. It also ends as soon
+// as the flush beat moved: a source's tuples then wait about one flush interval
 // plus the Next that produced them, not a whole batch of Next calls. A slow
 // source (at most slowNexts calls in the last beat) ends its burst after every
 // Next, so its tuples leave as soon as they are emitted: a Next that blocks
 // between tuples would otherwise hold the previous one for its whole wait.
-func (s *spoutTask) burst() {
+//
+// Several bursts share a turn because a turn costs a message through the
+// spout's own control lane, about ten locked instructions, and on two cores
+// each of those waits for the batch stores the other core must hand over
+// first. (A test clock's barrier sees no difference: every burst ends with a
+// flush, and its settle message waits in the mailbox, which ends the turn.)
+func (s *spoutTask) turn(bursts int) {
 	s.wait = nil
-	if s.calls() {
-		s.resume()
-	}
-}
-
-// turn runs bursts for one next message: up to burstsPerTurn of them while
-// nothing else waits in the mailbox. A message costs about ten locked
-// instructions on its way through the spout's own control lane, and on two
-// cores each of those waits for the batch stores the other core must hand
-// over first. (A test clock's barrier sees no difference: every burst ends
-// with a flush, and its settle message waits in the mailbox, which ends the
-// turn.)
-func (s *spoutTask) turn() {
-	s.wait = nil
-	for range burstsPerTurn {
+	for i := 1; ; i++ {
 		if !s.calls() {
 			return
 		}
-		if s.box.waiting() {
+		if i >= bursts || s.box.waiting() {
 			break
 		}
 	}

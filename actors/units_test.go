@@ -665,7 +665,7 @@ func TestResumeStopsAtMaxPending(t *testing.T) {
 func TestATurnRunsBurstsUntilSomethingElseWaits(t *testing.T) {
 	s, src, _ := spoutHarness(t, 4)
 	s.max = 1 << 20
-	s.turn()
+	s.turn(burstsPerTurn)
 	if src.nexts != 4*burstsPerTurn {
 		t.Errorf("a quiet turn called Next %d times, want %d bursts of 4", src.nexts, burstsPerTurn)
 	}
@@ -686,7 +686,7 @@ func TestATurnRunsBurstsUntilSomethingElseWaits(t *testing.T) {
 			s.box.PostUserMessage(&feedback{})
 		}
 	}
-	s.turn()
+	s.turn(burstsPerTurn)
 	if src.nexts != 8 {
 		t.Errorf("a turn with a message waiting after burst 1 called Next %d times, want 8 (it ends after the burst under way)", src.nexts)
 	}
@@ -698,7 +698,7 @@ func TestATurnRunsBurstsUntilSomethingElseWaits(t *testing.T) {
 			s.pending = s.max // the emits of the second burst reach max pending
 		}
 	}
-	s.turn()
+	s.turn(burstsPerTurn)
 	if src.nexts != 6 || s.queued {
 		t.Errorf("a turn reaching max pending called Next %d times (want 6), queued %v (want an outcome to resume it)", src.nexts, s.queued)
 	}
@@ -707,12 +707,12 @@ func TestATurnRunsBurstsUntilSomethingElseWaits(t *testing.T) {
 func TestABurstCallsNextABatchOfTimesBelowMaxPending(t *testing.T) {
 	s, src, _ := spoutHarness(t, 4)
 	s.max = 100
-	s.burst()
+	s.turn(1)
 	if src.nexts != 4 {
 		t.Errorf("a burst called Next %d times, want the batch size 4", src.nexts)
 	}
 	s.pending, s.max = 2, 2
-	s.burst()
+	s.turn(1)
 	if src.nexts != 4 {
 		t.Errorf("a burst at max pending called Next %d times more", src.nexts-4)
 	}
@@ -811,14 +811,14 @@ func TestAnEmptySourceBacksOffBySpoutWait(t *testing.T) {
 	s.inc.clock = clk
 	src.empty = true
 	s.task.Component.Settings.SpoutWait = 0
-	s.burst()
+	s.turn(1)
 	if s.wait != nil || !s.queued || s.box.control.len() != 1 {
 		t.Fatal("with no spout wait an empty source is asked again at once")
 	}
 	s.box.control.pop()
 	s.queued = false
 	s.task.Component.Settings.SpoutWait = time.Millisecond
-	s.burst()
+	s.turn(1)
 	if s.wait == nil || !s.queued || s.box.control.len() != 0 {
 		t.Fatal("an empty source was asked again before the spout wait")
 	}
@@ -1193,12 +1193,12 @@ func TestAFastSourceKeepsBatchingASlowOneFlushesEachNext(t *testing.T) {
 					s.inc.flushEpoch.Add(1)
 				}
 			}
-			s.burst() // ends when the beat moves, after perBeat calls
+			s.turn(1) // ends when the beat moves, after perBeat calls
 			if src.nexts != tc.perBeat {
 				t.Fatalf("first burst: %d Next calls, want %d", src.nexts, tc.perBeat)
 			}
 			src.nexts, src.onNext = 0, nil
-			s.burst()
+			s.turn(1)
 			if src.nexts != tc.nextBurst {
 				t.Errorf("next burst: %d Next calls, want %d", src.nexts, tc.nextBurst)
 			}
