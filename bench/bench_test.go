@@ -106,7 +106,9 @@ func TestLineHandoff(t *testing.T) {
 	if prev < 2 {
 		t.Skip("one CPU: nothing to measure")
 	}
-	if d := lineHandoff(1000); d <= 0 || d > time.Millisecond {
+	// No upper bound: on a loaded machine one side may wait out the other's
+	// time slice, and this checks the instrument, not the machine.
+	if d := lineHandoff(1000); d <= 0 {
 		t.Errorf("lineHandoff(1000) = %v, want a positive time per hand-off", d)
 	}
 }
