@@ -1,0 +1,54 @@
+package actors
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/hops"
+	"github.com/goshelter/goshelter/internal/ids"
+)
+
+// The bench's hop probe: every call site marks its hop while a probe is
+// installed, and none touches it while none is (the trees below are all
+// sampled, so a site that called a missing probe would fail its task).
+func TestTheHopProbeSeesEveryHopOfASampledTree(t *testing.T) {
+	const n = 20
+	run := func() {
+		acked := newCountdown(n)
+		b := dsl.New("hops", dsl.Conf{dsl.AckerTasks: 1})
+		spout := b.Spout("numbers", numbers(n, acked, func(id int) { t.Errorf("message %d nacked", id) }))
+		relay := b.Bolt("relay", dsl.AutoAck(func(in num, out dsl.Emitter) error {
+			out.Emit(in)
+			return nil
+		}))
+		b.Anchored(spout, relay, dsl.Shuffle[num]())
+		b.Anchored(relay, b.Bolt("sink", dsl.AutoAck(func(num, dsl.Emitter) error { return nil })), dsl.Shuffle[num]())
+		top := newHost(t).start(t, build(t, b), Config{IDs: func(task int) ids.Source {
+			var seq atomic.Uint64 // every id sampled (low 8 bits zero), and unique across tasks
+			return ids.Func(func() uint64 { return uint64(task)<<40 | seq.Add(1)<<8 })
+		}})
+		wait(t, acked.done, "every message acked")
+		stop(t, top)
+	}
+
+	run() // no probe installed
+
+	p := hops.NewProbe()
+	hops.Install(p)
+	defer hops.Install(nil)
+	run()
+	spans, total := p.Spans()
+	if len(total) != n {
+		t.Errorf("%d trees timed from emit to outcome, want %d", len(total), n)
+	}
+	seen := map[hops.Hop]int{}
+	for _, s := range spans {
+		seen[s.Hop] = len(s.Samples)
+	}
+	for h := hops.SpoutFlush; h <= hops.Settled; h++ {
+		if seen[h] != n {
+			t.Errorf("hop %q timed for %d trees, want %d", h, seen[h], n)
+		}
+	}
+}
