@@ -164,3 +164,27 @@ func TestPanicIsEscalatedWithItsStack(t *testing.T) {
 		t.Errorf("panicError: Error() %q, Unwrap() %v; want \"panic: boom\", nil", pe.Error(), pe.Unwrap())
 	}
 }
+
+// A queue counts what waits in it, so that popping an empty one takes no
+// lock, and counts every push and pop for the test clock's barrier.
+func TestQueueCountsWhatWaitsAndWhatPassed(t *testing.T) {
+	var q queue
+	q.push(1)
+	q.push(2)
+	if n := q.waiting.Load(); n != 2 {
+		t.Fatalf("waiting %d after two pushes", n)
+	}
+	if m := q.pop(); m != 1 {
+		t.Fatalf("popped %v, want 1", m)
+	}
+	if n := q.waiting.Load(); n != 1 {
+		t.Fatalf("waiting %d after a pop of two", n)
+	}
+	q.pop()
+	if m, n := q.pop(), q.waiting.Load(); m != nil || n != 0 {
+		t.Fatalf("an empty queue popped %v with %d waiting", m, n)
+	}
+	if pushed, popped := q.marks(); pushed != 2 || popped != 2 {
+		t.Fatalf("marks %d pushed, %d popped; want 2, 2", pushed, popped)
+	}
+}
