@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/internal/fluxcheck"
+	"github.com/goshelter/goshelter/internal/testsupport/fluxcheck"
 	"github.com/goshelter/goshelter/multilang"
 )
 

@@ -20,7 +20,7 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/goleak"
 
-	"github.com/goshelter/goshelter/internal/statecrash"
+	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
 )
 
 // TestMain turns the test binary into the crash spec's child when it is

@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/goshelter/goshelter/internal/statecrash"
+	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
 	"github.com/goshelter/goshelter/state/pebble"
 )
 

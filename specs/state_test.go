@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/internal/statecrash"
+	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
 	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/state"
 	"github.com/goshelter/goshelter/supervision"

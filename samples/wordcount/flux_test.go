@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/goshelter/goshelter/internal/fluxcheck"
+	"github.com/goshelter/goshelter/internal/testsupport/fluxcheck"
 	"github.com/goshelter/goshelter/multilang"
 )
 

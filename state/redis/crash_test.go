@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goshelter/goshelter/internal/statecrash"
+	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
 	"github.com/redis/go-redis/v9"
 
 	sredis "github.com/goshelter/goshelter/state/redis"

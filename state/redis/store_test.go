@@ -5,7 +5,7 @@ import (
 
 	"context"
 	"errors"
-	"github.com/goshelter/goshelter/internal/statecrash"
+	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
 	"strconv"
 	"strings"
 	"sync/atomic"
