@@ -33,6 +33,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/snappy v0.0.5-0.20231225225746-43d5d4cd4e0e // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/goshelter/goshelter/state/pebble v0.0.0
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/kr/text v0.2.0 // indirect
@@ -69,3 +70,5 @@ require (
 replace github.com/goshelter/goshelter => ../
 
 replace github.com/goshelter/goshelter/connectors/kafka => ../connectors/kafka
+
+replace github.com/goshelter/goshelter/state/pebble => ../state/pebble

@@ -12,26 +12,13 @@
 package specs_test
 
 import (
-	"os"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"go.uber.org/goleak"
-
-	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
 )
-
-// TestMain turns the test binary into the crash spec's child when it is
-// started as one (state_crash_test.go).
-func TestMain(m *testing.M) {
-	if lines := os.Getenv(statecrash.Env); lines != "" {
-		runCrashChild(lines)
-		return
-	}
-	os.Exit(m.Run())
-}
 
 func TestSpecs(t *testing.T) {
 	RegisterFailHandler(Fail)

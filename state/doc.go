@@ -8,9 +8,9 @@
 //
 //   - [NewMemory]: in memory, for tests (survives a topology restart in the
 //     process, not a crash).
-//   - github.com/goshelter/goshelter/state/pebble: an embedded durable store
-//     in a directory (one fsynced write batch per checkpoint); the default for
-//     a path.
+//   - github.com/goshelter/goshelter/state/pebble (its own module): an
+//     embedded durable store in a directory (one fsynced write batch per
+//     checkpoint); the default for a path.
 //   - github.com/goshelter/goshelter/state/redis (its own module): Redis, one
 //     Lua script per checkpoint, which checks the ID and applies every change
 //     atomically.

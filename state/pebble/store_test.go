@@ -17,13 +17,21 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
 	"github.com/goshelter/goshelter/state"
 	"github.com/goshelter/goshelter/state/pebble"
 	"github.com/goshelter/goshelter/state/statetest"
 )
 
-// TestMain checks that no goroutine of Pebble's outlives the stores' Close.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks that no goroutine of Pebble's outlives the stores' Close,
+// and turns the test binary into the crash test's child when it is started
+// as one (statecrash_test.go).
+func TestMain(m *testing.M) {
+	if lines := os.Getenv(statecrash.Env); lines != "" {
+		os.Exit(statecrashChild(lines))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func open(t *testing.T, dir string) state.Store {
 	t.Helper()

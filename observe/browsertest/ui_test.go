@@ -1,4 +1,4 @@
-package observe_test
+package browsertest_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/state"
 	"github.com/goshelter/goshelter/supervision"
@@ -27,13 +28,13 @@ import (
 // hundreds of tasks, loads the page twice in headless Chromium through the
 // DevTools protocol, and checks what a person would see. Run it alone with
 //
-//	go test -race -run UI ./observe
+//	go test -race -run UI ./observe/browsertest
 //
 // It skips, saying so, when no Chromium is installed (apt-get install
 // chromium). GOSHELTER_SCREENSHOT=path saves a PNG of the page there, as
 // docs/status-page.png was made:
 //
-//	GOSHELTER_SCREENSHOT=$PWD/docs/status-page.png go test -run UI ./observe
+//	GOSHELTER_SCREENSHOT=$PWD/docs/status-page.png go test -run UI ./observe/browsertest
 
 type Sentence struct{ Text string }
 type Token struct {
@@ -139,7 +140,7 @@ func TestUIInChromium(t *testing.T) {
 	if !ok {
 		t.Skip("no Chromium on PATH (apt-get install chromium): the status page was not tested in a browser")
 	}
-	url := servePage(t, browserTopology(t), supervision.WithLogger(zap.NewNop()), // the errors are expected
+	url, running := servePage(t, browserTopology(t), supervision.WithLogger(zap.NewNop()), // the errors are expected
 		supervision.WithRestarts(supervision.Restarts{Base: time.Millisecond, Cap: time.Millisecond}))
 
 	ctx := newBrowser(t, browser)
@@ -162,7 +163,17 @@ func TestUIInChromium(t *testing.T) {
 		t.Errorf("the spout's last error shows %q", first.LastErrors["sentences"])
 	}
 
-	time.Sleep(1500 * time.Millisecond) // the spout keeps emitting
+	// The spout keeps emitting: wait until the figures the second load checks
+	// have moved past the first load's, and audit has failed an input.
+	testsupport.WaitUntil(t, 60*time.Second, "the figures to move past the first load's", func() bool {
+		s := running.Stats()
+		for _, c := range want[:3] {
+			if s.Components[c].Emitted <= number(first.Emitted[c]) {
+				return false
+			}
+		}
+		return strings.Contains(s.Components["audit"].LastError, "quota exceeded")
+	})
 	// The second load: figures move, and the page refreshes itself (a second
 	// render without navigating).
 	second := load(t, ctx, url, 2)
@@ -254,7 +265,7 @@ func newBrowser(t *testing.T, path string) context.Context {
 // load navigates to url and reads the page once it has rendered renders times.
 func load(t *testing.T, ctx context.Context, url string, renders int) pageView {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, testsupport.Scaled(60*time.Second))
 	defer cancel()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(url),
@@ -272,7 +283,7 @@ func load(t *testing.T, ctx context.Context, url string, renders int) pageView {
 
 func pollVoid(expr string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(45*time.Second))(ctx, t)
+		_, err := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(testsupport.Scaled(45*time.Second)))(ctx, t)
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("waiting for %s: %w", expr, err)
 		}
@@ -309,7 +320,7 @@ func TestUIShowsCheckpointsInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := servePage(t, topo, supervision.WithStore(state.NewMemory()), supervision.WithLogger(zap.NewNop()))
+	url, _ := servePage(t, topo, supervision.WithStore(state.NewMemory()), supervision.WithLogger(zap.NewNop()))
 
 	ctx := newBrowser(t, browser)
 	const shown = `(() => {
@@ -349,8 +360,8 @@ func (s *ticks) Rewind(p []byte) error {
 }
 
 // servePage runs topo and its status page for the test, and returns the
-// page's URL; both stop when the test ends.
-func servePage(t *testing.T, topo *dsl.Topology, opts ...supervision.Option) string {
+// page's URL and the running topology; both stop when the test ends.
+func servePage(t *testing.T, topo *dsl.Topology, opts ...supervision.Option) (string, *supervision.Running) {
 	t.Helper()
 	running, err := supervision.Run(context.Background(), topo, opts...)
 	if err != nil {
@@ -362,5 +373,5 @@ func servePage(t *testing.T, topo *dsl.Topology, opts ...supervision.Option) str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + srv.Addr + "/"
+	return "http://" + srv.Addr + "/", running
 }
