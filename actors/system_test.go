@@ -16,6 +16,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/ids"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 )
@@ -28,8 +29,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// waitFor bounds every wait of these tests.
-const waitFor = 10 * time.Second
+// waitFor bounds every wait of these tests, stretched by
+// GOSHELTER_TEST_TIMEOUT_SCALE on slow machines.
+var waitFor = testsupport.Scaled(10 * time.Second)
 
 type num struct{ N int }
 

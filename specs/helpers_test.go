@@ -25,8 +25,6 @@ package specs_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -37,6 +35,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
@@ -51,13 +50,9 @@ type KeyedNum struct {
 }
 
 // Scaled multiplies d by the GOSHELTER_TEST_TIMEOUT_SCALE environment variable
-// (a positive number, default 1), for slow or loaded CI machines.
-func Scaled(d time.Duration) time.Duration {
-	if s, err := strconv.ParseFloat(os.Getenv("GOSHELTER_TEST_TIMEOUT_SCALE"), 64); err == nil && s > 0 {
-		return time.Duration(float64(d) * s)
-	}
-	return d
-}
+// (a positive number, default 1), for slow or loaded CI machines: the one
+// scale of every goshelter suite, read by testsupport.Scaled.
+func Scaled(d time.Duration) time.Duration { return testsupport.Scaled(d) }
 
 // NewManualClock returns a manual clock reading a fixed instant.
 func NewManualClock() *sheltertest.Clock {

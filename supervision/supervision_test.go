@@ -17,6 +17,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/hooks"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/internal/trace"
 )
 
@@ -27,8 +28,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// waitFor bounds every wait of these tests.
-const waitFor = 10 * time.Second
+// waitFor bounds every wait of these tests, stretched by
+// GOSHELTER_TEST_TIMEOUT_SCALE on slow machines.
+var waitFor = testsupport.Scaled(10 * time.Second)
 
 func TestBackoff(t *testing.T) {
 	tests := []struct {

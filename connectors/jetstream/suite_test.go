@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -46,13 +47,9 @@ var _ = BeforeEach(func() {
 	})
 })
 
-// scaled stretches d by GOSHELTER_TEST_TIMEOUT_SCALE, as the core's specs do.
-func scaled(d time.Duration) time.Duration {
-	if s, err := strconv.ParseFloat(os.Getenv("GOSHELTER_TEST_TIMEOUT_SCALE"), 64); err == nil && s > 0 {
-		return time.Duration(float64(d) * s)
-	}
-	return d
-}
+// scaled stretches d by GOSHELTER_TEST_TIMEOUT_SCALE, the one variable of
+// every goshelter suite.
+func scaled(d time.Duration) time.Duration { return testsupport.Scaled(d) }
 
 // broker is a real nats-server with JetStream on file storage, embedded in
 // the test process.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/goshelter/goshelter/connectors/kafka"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -31,14 +31,9 @@ func TestKafka(t *testing.T) {
 	RunSpecs(t, "kafka connector")
 }
 
-// scaled stretches the safety bounds of waits on slow machines
-// (GOSHELTER_TIMEOUT_SCALE, as the core's specs read it).
-func scaled(d time.Duration) time.Duration {
-	if f, err := strconv.ParseFloat(os.Getenv("GOSHELTER_TIMEOUT_SCALE"), 64); err == nil && f > 0 {
-		return time.Duration(float64(d) * f)
-	}
-	return d
-}
+// scaled stretches the safety bounds of waits on slow machines by
+// GOSHELTER_TEST_TIMEOUT_SCALE, the one variable of every goshelter suite.
+func scaled(d time.Duration) time.Duration { return testsupport.Scaled(d) }
 
 var baseline goleak.Option
 

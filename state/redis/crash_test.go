@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
 	"github.com/redis/go-redis/v9"
 
@@ -45,7 +46,7 @@ func crashChild(lines string) int {
 // time, ends with every count exact.
 func TestStatefulBoltsSurviveSIGKILL(t *testing.T) {
 	srv := startServer(t, "--appendonly", "yes", "--appendfsync", "always", "--dir", t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testsupport.Scaled(3*time.Minute))
 	defer cancel()
 	figures, err := statecrash.Prove(ctx, crashLines, 20, uint64(time.Now().UnixNano()),
 		func() *exec.Cmd { return statecrash.Command(crashLines, crashAddrEnv+"="+srv.addr) },
