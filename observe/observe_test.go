@@ -10,6 +10,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/observe"
 	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
@@ -18,7 +19,7 @@ import (
 // run runs numbers until its three trees are done; the test stops it.
 func run(t *testing.T) *supervision.Running {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testsupport.Scaled(10*time.Second))
 	defer cancel()
 	r, err := supervision.Run(context.Background(), numbers()) // its ctx would end the topology
 	if err != nil {
@@ -27,12 +28,9 @@ func run(t *testing.T) *supervision.Running {
 	t.Cleanup(func() { _ = r.Stop(context.Background()) })
 	// WaitIdle alone can return before the spout emitted anything: nothing
 	// is in flight at the start either.
-	for r.Stats().Components["numbers"].Acked < 3 {
-		if ctx.Err() != nil {
-			t.Fatal("the three trees did not complete")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitUntil(t, 10*time.Second, "the three trees to complete", func() bool {
+		return r.Stats().Components["numbers"].Acked >= 3
+	})
 	if err := sheltertest.WaitIdle(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -60,25 +58,23 @@ func (b *buffer) String() string {
 func TestProgressFollowsARunningTopologyUntilItStops(t *testing.T) {
 	r := run(t)
 	var out buffer
-	stop := observe.Progress(&out, r, time.Millisecond)
+	stop, finished := observe.ProgressOf(&out, r, time.Millisecond)
 	defer stop()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "emitted=3 ") && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitUntil(t, 5*time.Second, "a progress line with emitted=3", func() bool {
+		return strings.Contains(out.String(), "emitted=3 ")
+	})
 	if !strings.HasPrefix(out.String(), "progress: ") || !strings.Contains(out.String(), "emitted=3 ") || !strings.Contains(out.String(), "acked=3 ") {
 		t.Fatalf("progress printed %q", out.String())
 	}
 	if err := r.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// A line a millisecond while it runs: 50 ms without one means it ended.
-	deadline = time.Now().Add(5 * time.Second)
-	for before := ""; out.String() != before; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("progress kept printing after the topology stopped")
-		}
-		before = out.String()
+	// The lines end by themselves once the topology is down: stop is not
+	// called before they have.
+	select {
+	case <-finished:
+	case <-time.After(testsupport.Scaled(5 * time.Second)):
+		t.Fatal("progress kept printing after the topology stopped")
 	}
 }
 

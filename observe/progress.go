@@ -22,8 +22,14 @@ import (
 // incarnation's). Write errors are ignored: progress is not worth stopping for.
 // interval must be positive.
 func Progress(w io.Writer, r *supervision.Running, interval time.Duration) (stop func()) {
-	stop, _ = progress(w, r.Stats, r.Done(), interval)
+	stop, _ = progressOf(w, r, interval)
 	return stop
+}
+
+// progressOf is [Progress] with the channel closed when the lines have ended,
+// which tests await.
+func progressOf(w io.Writer, r *supervision.Running, interval time.Duration) (stop func(), finished <-chan struct{}) {
+	return progress(w, r.Stats, r.Done(), interval)
 }
 
 // progress is [Progress] on a stats function; finished is closed when the
