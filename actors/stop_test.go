@@ -45,13 +45,7 @@ func TestStopReleasesATaskParkedOnAFullMailboxWhenTheDrainEnds(t *testing.T) {
 		}
 		return depth["pass"] == slots && depth["failed"] == slots
 	}
-	deadline := time.Now().Add(waitFor)
-	for !full() {
-		if time.Now().After(deadline) {
-			t.Fatal("the mailboxes of pass and failed never filled")
-		}
-		time.Sleep(time.Millisecond) // polling the stats: nothing to wait on
-	}
+	waitUntil(t, "the mailboxes of pass and failed to fill", full) // polling the stats: nothing to wait on
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // no drain: what is in flight stays there

@@ -31,7 +31,10 @@ func TestMain(m *testing.M) {
 
 // waitFor bounds every wait of these tests, stretched by
 // GOSHELTER_TEST_TIMEOUT_SCALE on slow machines.
-var waitFor = testsupport.Scaled(10 * time.Second)
+var waitFor = testsupport.Scaled(waitBound)
+
+// waitBound is waitFor before it is scaled.
+const waitBound = 10 * time.Second
 
 type num struct{ N int }
 
@@ -470,15 +473,11 @@ func offer[T any](ch chan<- T, v T) {
 	}
 }
 
+// waitUntil waits for figures that announce no change (stats, depths),
+// with testsupport's one wait, bounded as every wait here (waitFor).
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitUntil(t, waitBound, what, cond)
 }
 
 // TestTaskInfoDescribesTheTask: what a component is told about its task, and

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
@@ -119,7 +120,7 @@ func TestCloseKillsAChildThatIgnoresTheTerminationSignal(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d < 200*time.Millisecond || d > 3*time.Second {
+	if d := time.Since(start); d < 200*time.Millisecond || d > testsupport.Scaled(3*time.Second) {
 		t.Errorf("Close took %v with a 200ms grace period", d)
 	}
 	expectGone(t, c.Pid())

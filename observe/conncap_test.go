@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/goshelter/goshelter/internal/testsupport"
 )
 
 func TestTheDefaultLimitsCloseAnIdleConnectionWithin30s(t *testing.T) {
@@ -134,11 +136,7 @@ func awaitLastIdle(t *testing.T, capped *connCap, k *keptAlive) {
 		e := capped.idle.Back()
 		return e != nil && e.Value.(*cappedConn).RemoteAddr().String() == k.LocalAddr().String()
 	}
-	for deadline := time.Now().Add(10 * time.Second); !last(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the connection never went idle again")
-		}
-	}
+	testsupport.WaitUntil(t, 10*time.Second, "the connection to go idle again", last)
 }
 
 // A connection busy with a request is never closed to make room: a newcomer
@@ -173,11 +171,7 @@ func TestABusyConnectionIsNotClosedToMakeRoom(t *testing.T) {
 	newcomer := dialAndAsk(t, srv.Addr)
 	// Once accepted, the newcomer waits for a slot; a cap that took it from
 	// the busy connection would close that now.
-	for deadline := time.Now().Add(10 * time.Second); conns.most.Load() < 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the newcomer was not accepted")
-		}
-	}
+	testsupport.WaitUntil(t, 10*time.Second, "the newcomer to be accepted", func() bool { return conns.most.Load() >= 2 })
 	close(release)
 	resp, err := http.ReadResponse(bufio.NewReader(busy), nil)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -52,19 +53,14 @@ func runWithMetrics(t *testing.T) (*dsl.Topology, *supervision.Running) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r, err := supervision.Run(context.Background(), topo, supervision.WithLogger(zap.NewNop())) // its ctx would end the topology
+	r, err := supervision.Run(context.Background(), topo, supervision.WithLogger(zap.NewNop()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Stop(context.Background()) })
-	for r.Stats().Components["gauge"].Executed < 10 {
-		if ctx.Err() != nil {
-			t.Fatal("the bolt executed nothing")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitUntil(t, 10*time.Second, "the bolt to execute 10 inputs", func() bool {
+		return r.Stats().Components["gauge"].Executed >= 10
+	})
 	return topo, r
 }
 
@@ -213,10 +209,7 @@ func TestIdleConnectionsAreBoundedAndClosed(t *testing.T) {
 	if most := conns.most.Load(); most > int64(lim.maxConns)+1 {
 		t.Errorf("%d connections open at once, limit %d and a newcomer", most, lim.maxConns)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for conns.open.Load() != 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.Await(testsupport.Scaled(5*time.Second), func() bool { return conns.open.Load() == 0 })
 	if n := conns.open.Load(); n != 0 {
 		t.Errorf("%d connections still open", n)
 	}
@@ -281,7 +274,7 @@ func TestASlowClientIsCutOff(t *testing.T) {
 	if _, err := io.ReadAll(c); err != nil {
 		t.Fatalf("reading: %v", err)
 	}
-	if waited := time.Since(start); waited > 5*time.Second {
+	if waited := time.Since(start); waited > testsupport.Scaled(5*time.Second) {
 		t.Errorf("a slow client held its connection for %v", waited)
 	}
 }
@@ -346,13 +339,10 @@ func TestTheFailureThatCausedARestartStaysVisible(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Stop(context.Background())
-	deadline := time.Now().Add(10 * time.Second)
-	for s := r.Stats(); s.Restarts == 0 || len(s.Tasks) == 0; s = r.Stats() {
-		if time.Now().After(deadline) {
-			t.Fatal("no restart")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitUntil(t, 10*time.Second, "a restart", func() bool {
+		s := r.Stats()
+		return s.Restarts != 0 && len(s.Tasks) != 0
+	})
 	srv, err := listen("127.0.0.1:0", Handler(topo, r), defaultLimits)
 	if err != nil {
 		t.Fatal(err)

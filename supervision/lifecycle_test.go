@@ -17,6 +17,7 @@ import (
 	"github.com/goshelter/goshelter/actors"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
+	"github.com/goshelter/goshelter/internal/testsupport"
 )
 
 // These tests pin the host's lifecycle: what each stop path does with the
@@ -313,10 +314,7 @@ func TestAStablePeriodResetsTheRestartCount(t *testing.T) {
 	clk.advance(t, time.Minute, time.Minute)
 	// Advance has offered the stable period's end; once the loop has taken
 	// it, the count is back to zero before the loop reads another failure.
-	deadline := time.Now().Add(waitFor)
-	for len(r.stable) != 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitUntil(t, 10*time.Second, "the loop to take the stable period's end", func() bool { return len(r.stable) == 0 })
 	fail(errors.New("second"))
 	if e := ev.next(t); e.Kind != Failed {
 		t.Fatalf("event %+v, want failed", e)
@@ -484,13 +482,7 @@ func TestAnIdleDispatcherWaits(t *testing.T) {
 		}
 		return found
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for !parked() {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle dispatcher is not waiting for a wake")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitUntil(t, 2*time.Second, "the idle dispatcher to wait for a wake", parked)
 }
 
 func TestDefaultLoggerLogsWarnings(t *testing.T) {

@@ -381,10 +381,7 @@ func TestStatsOfARunningTopology(t *testing.T) {
 		t.Fatal("the messages were not acked")
 	}
 	var s Stats
-	deadline := time.Now().Add(waitFor)
-	for s = r.Stats(); s.InFlight != 0 && time.Now().Before(deadline); s = r.Stats() {
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.Await(waitFor, func() bool { s = r.Stats(); return s.InFlight == 0 }) // the check below says what is wrong
 	if s.Topology != "stats" || s.Incarnation != 1 || s.Restarts != 0 || s.Uptime <= 0 || s.InFlight != 0 {
 		t.Errorf("stats %+v", s)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goshelter/goshelter/internal/testsupport"
 )
 
 // server is a redis-server process of a test's own.
@@ -69,7 +71,7 @@ func tryStart(t *testing.T, bin string, args []string) (*server, error) {
 
 	client := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
 	defer client.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testsupport.Scaled(10 * time.Second))
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := client.Ping(ctx).Err()
