@@ -48,7 +48,7 @@ var _ = Describe("Tiny rings under full load", Label("backpressure-deadlock"), f
 		By("running at full speed: acks keep arriving, second after second")
 		for i := 0; i < 3; i++ {
 			before := acked.Load()
-			Eventually(acked.Load).WithTimeout(5*time.Second).Should(BeNumerically(">", before+1000), "stalled in second %d", i)
+			Eventually(acked.Load).WithTimeout(Scaled(5*time.Second)).Should(BeNumerically(">", before+1000), "stalled in second %d", i)
 		}
 
 		By("stopping within the drain bound")

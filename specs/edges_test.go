@@ -344,11 +344,11 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		defer cancel()
 		start := time.Now()
 		var err error
-		Eventually(stopAsync(r, ctx)).WithTimeout(2 * time.Second).Should(Receive(&err))
+		Eventually(stopAsync(r, ctx)).WithTimeout(Scaled(2 * time.Second)).Should(Receive(&err))
 		Expect(err).To(MatchError(context.DeadlineExceeded))
-		Expect(time.Since(start)).To(BeNumerically("<", time.Second))
+		Expect(time.Since(start)).To(BeNumerically("<", Scaled(time.Second)))
 		stuck.open()
-		Eventually(r.Done()).WithTimeout(5*time.Second).Should(BeClosed(), "the stop goes on and ends once the bolt lets go")
+		Eventually(r.Done()).WithTimeout(Scaled(5*time.Second)).Should(BeClosed(), "the stop goes on and ends once the bolt lets go")
 	})
 
 	It("returns after the drain timeout and a bounded grace when a bolt never returns, naming it", func() {
@@ -384,7 +384,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		})), dsl.Shuffle[Num]())
 		r = sheltertest.Start(GinkgoTB(), Build(b))
 		ready.Done()
-		Eventually(r.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
+		Eventually(r.Done()).WithTimeout(Scaled(5 * time.Second)).Should(BeClosed())
 		Expect(got.Load()).To(MatchError(supervision.ErrStopping))
 		Expect(r.Wait()).To(Succeed())
 	})
@@ -403,7 +403,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 			}
 		}))
 		close(started)
-		Eventually(r.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
+		Eventually(r.Done()).WithTimeout(Scaled(5 * time.Second)).Should(BeClosed())
 		Expect(stopErr.Load()).To(MatchError(supervision.ErrStopping))
 	})
 
@@ -412,7 +412,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		r, err := supervision.Run(ctx, Build(idleBuilder()), supervision.WithLogger(ginkgoLogger()))
 		Expect(err).NotTo(HaveOccurred())
 		cancel()
-		Eventually(r.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
+		Eventually(r.Done()).WithTimeout(Scaled(5 * time.Second)).Should(BeClosed())
 		Expect(r.Wait()).To(MatchError(context.Canceled))
 		Expect(r.Stop(context.Background())).To(MatchError(supervision.ErrStopped))
 	})

@@ -38,7 +38,7 @@ func (l *eventLog) record(e supervision.Event) {
 func (l *eventLog) next(kind supervision.EventKind) supervision.Event {
 	GinkgoHelper()
 	var e supervision.Event
-	Eventually(l.ch).WithTimeout(5 * time.Second).Should(Receive(&e))
+	Eventually(l.ch).WithTimeout(Scaled(5 * time.Second)).Should(Receive(&e))
 	Expect(e.Kind).To(Equal(kind), "event %v", e)
 	return e
 }
