@@ -25,7 +25,7 @@ func TestWorkersReuseAndClose(t *testing.T) {
 	for i := range 10 {
 		wg.Add(1)
 		if i > 0 {
-			waitParked(w)
+			waitParked(t)
 		}
 		w.schedule(run)
 		wg.Wait()
@@ -51,15 +51,17 @@ func goid() int64 {
 	return id
 }
 
-// waitParked waits until one of w's workers waits for work.
-func waitParked(w *workers) {
-	for {
+// waitParked waits until a worker waits for work (bounded by waitFor: it
+// looped forever before, so a worker that never parked hung the package).
+func waitParked(t *testing.T) {
+	t.Helper()
+	waitUntil(t, "a worker to park", func() bool {
 		buf := make([]byte, 1<<20)
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
 			if strings.Contains(g, "[select") && strings.Contains(g, "(*workers).loop") {
-				return
+				return true
 			}
 		}
-		runtime.Gosched()
-	}
+		return false
+	})
 }
