@@ -94,10 +94,11 @@ type server struct {
 	frames  *wire.FrameReader
 	info    dsl.TaskInfo
 	metrics bool // send "metrics" messages (metricsKey)
-	// subscribed tells, per stream, whether a spout's stream has a subscriber:
-	// only then does its tracked emit get a message id, since a reliable
-	// spout's emits are tracked on every edge (component.Anchors).
-	subscribed map[*dsl.Stream]bool
+	// outs are the component's streams that have a subscriber: only then
+	// does a spout's tracked emit get a message id, since a reliable spout's
+	// emits are tracked on every edge (component.Anchors). They also check
+	// direct emits as the runtime's router does (see checkEmit).
+	outs map[*dsl.Stream]*outStream
 	// anchoring tells, by an input's sender and stream, whether a bolt's
 	// emits anchored to it carry its id (component.Anchors).
 	anchoring component.Anchoring
@@ -231,12 +232,12 @@ func (s *server) setup(ctx context.Context, h *wire.Handshake) (*dsl.Component, 
 		return nil, fmt.Errorf("multilang: bolt %q is stateful: serving it to Storm would lose its state at every restart; run the topology with supervision.Run and a store", c.ID)
 	}
 	s.info = s.taskInfo(c, h).WithContext(ctx)
-	s.subscribed = map[*dsl.Stream]bool{}
+	s.outs = map[*dsl.Stream]*outStream{}
 	s.anchoring = component.NewAnchoring(s.topo, c)
 	s.inputs, s.senders = map[inputKey]*dsl.Stream{}, map[string]int{}
 	for _, e := range s.topo.Edges {
 		if e.From == c {
-			s.subscribed[e.Stream] = true
+			s.outs[e.Stream] = s.outs[e.Stream].add(e)
 		}
 		if e.To == c { // as the host names them: the sender's declared id, or the stream's name
 			s.senders[e.From.ID] = e.From.Index
