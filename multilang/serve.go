@@ -59,9 +59,14 @@ var errServed = errors.New("multilang: Serve returned")
 // task-id replies turned off. A failed input (an error
 // from Execute, a panic, an input that cannot be decoded) is failed and
 // reported with an "error" command, which Storm shows in its UI; the task goes
-// on. A panic in a spout, TaskInfo.Fail or a handshake naming no component of
-// topo ends Serve with an error, also sent as an "error" command (the host
-// then restarts the worker).
+// on. An emit the topology cannot route (a type that is no stream, a misused
+// direct emit) is not sent: as under the runtime, it fails what it belongs to
+// (a bolt's input, as a panic does; a spout's message, whose Nack the spout
+// gets once the command that emitted it returns), it is reported with an
+// "error" command, and the task goes on (see dsl.Emitter). A panic in a
+// spout, TaskInfo.Fail or a handshake naming no component of topo ends Serve
+// with an error, also sent as an "error" command (the host then restarts the
+// worker).
 //
 // The component's logger sends "log" messages to the host at and above the
 // level the conf key "goshelter.multilang.log.level" names ("debug", "info",
