@@ -124,7 +124,7 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 	defer stop()
 	inc, err := r.system.Start(ctx, r.plan, actors.Config{
 		Name: fmt.Sprintf("i%d/", n), Logger: r.opts.logger, Clock: r.opts.clock,
-		IDs: idSources(r.opts.ids), Trace: traceFunc(r.opts.trace), DrainTimeout: r.opts.drainTimeout,
+		IDs: idSources(r.opts.ids), Trace: r.opts.trace, DrainTimeout: r.opts.drainTimeout,
 		Store: r.opts.store,
 	})
 	if err != nil {

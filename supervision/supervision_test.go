@@ -17,7 +17,6 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/hooks"
-	"github.com/goshelter/goshelter/internal/trace"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: every
@@ -109,19 +108,6 @@ func TestIDSources(t *testing.T) {
 	}
 	if calls[7] != 1 {
 		t.Errorf("the generator of task 7 was made %d times, want 1", calls[7])
-	}
-}
-
-func TestTraceFunc(t *testing.T) {
-	if traceFunc(nil) != nil {
-		t.Error("no WithTrace must mean no tracing (nil)")
-	}
-	var got TraceEvent
-	fn := traceFunc(func(e TraceEvent) { got = e })
-	in := trace.Event{Component: "__acker", Task: 4, Kind: "AckerStep", Op: "Ok", Root: 1, Edge: 2, XOR: 0, Outcome: "complete"}
-	fn(in)
-	if !reflect.DeepEqual(got, TraceEvent(in)) {
-		t.Errorf("traced %+v, want %+v", got, in)
 	}
 }
 
