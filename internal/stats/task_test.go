@@ -47,4 +47,3 @@ func TestSumOfCheckpoints(t *testing.T) {
 		t.Errorf("sum of count: checkpoint %d, %v, %d bytes; want 5, 3ms, 120 bytes", sum.Checkpoint, sum.CheckpointDuration, sum.CheckpointBytes)
 	}
 }
-
