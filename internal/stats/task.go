@@ -86,14 +86,17 @@ func Sum(tasks []Task) map[string]Task {
 		if !ok {
 			sum = Task{Component: t.Component, Kind: t.Kind}
 		}
-		add(&sum, t)
+		Add(&sum, t)
 		out[t.Component] = sum
 	}
 	return out
 }
 
-// add adds o's figures to t, for sums over tasks.
-func add(t *Task, o Task) {
+// Add adds o's figures to t, for sums over tasks: counters, times and
+// gauges add up, the checkpoint is the highest id and the longest duration,
+// the last error is the latest, SentTo and the histograms add up into maps
+// and slices of t's own (o's are never changed).
+func Add(t *Task, o Task) {
 	t.Emitted += o.Emitted
 	t.Transferred += o.Transferred
 	t.Executed += o.Executed
@@ -144,4 +147,26 @@ func addBuckets(sum, o []int64) []int64 {
 		sum[i] += n
 	}
 	return sum
+}
+
+// Window returns cur's figures over a window that began at base, the same
+// task's figures then (of the same incarnation: counters start from zero
+// with each): the counters and times accumulated since, and their means.
+// The rest (gauges, SentTo, histograms, metrics, the last error and
+// checkpoint) is cur's, as a window has no meaning for them.
+func Window(cur, base Task) Task {
+	w := cur
+	w.Emitted -= base.Emitted
+	w.Transferred -= base.Transferred
+	w.Executed -= base.Executed
+	w.Acked -= base.Acked
+	w.Failed -= base.Failed
+	w.Expired -= base.Expired
+	w.ExecuteTime -= base.ExecuteTime
+	w.ProcessSamples -= base.ProcessSamples
+	w.ProcessTime -= base.ProcessTime
+	w.CompleteSamples -= base.CompleteSamples
+	w.CompleteTime -= base.CompleteTime
+	Means(&w)
+	return w
 }

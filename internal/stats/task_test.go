@@ -47,3 +47,19 @@ func TestSumOfCheckpoints(t *testing.T) {
 		t.Errorf("sum of count: checkpoint %d, %v, %d bytes; want 5, 3ms, 120 bytes", sum.Checkpoint, sum.CheckpointDuration, sum.CheckpointBytes)
 	}
 }
+
+// A window's figures are what accumulated since its start; gauges are the
+// current ones.
+func TestWindow(t *testing.T) {
+	base := Task{Task: 1, Emitted: 10, Executed: 4, Acked: 3, Failed: 1, ExecuteTime: 4 * time.Millisecond, Pending: 9}
+	cur := Task{Task: 1, Emitted: 25, Executed: 10, Acked: 8, Failed: 2, ExecuteTime: 16 * time.Millisecond, Pending: 2,
+		CompleteSamples: 2, CompleteTime: 6 * time.Millisecond}
+	want := Task{Task: 1, Emitted: 15, Executed: 6, Acked: 5, Failed: 1, ExecuteTime: 12 * time.Millisecond, Pending: 2,
+		CompleteSamples: 2, CompleteTime: 6 * time.Millisecond, ExecuteLatency: 2 * time.Millisecond, CompleteLatency: 3 * time.Millisecond}
+	if got := Window(cur, base); !reflect.DeepEqual(got, want) {
+		t.Errorf("window\n got %+v\nwant %+v", got, want)
+	}
+	if got := Window(cur, Task{}); got.Emitted != 25 || got.ExecuteLatency != cur.ExecuteTime/10 {
+		t.Errorf("a window from the start %+v, want the totals", got)
+	}
+}
