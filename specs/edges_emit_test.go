@@ -297,4 +297,25 @@ var _ = Describe("A failed emit", Label("edges"), func() {
 		},
 		entries,
 	)
+
+	// A shell bolt's child is user code too: its emit that the topology cannot
+	// route fails the inputs it anchored the emit to, and the child goes on
+	// (it used to be killed, failing the task).
+	It("fails the inputs a shell bolt's child anchored it to, and the child goes on", Label("multilang"), func() {
+		src := sheltertest.NewSource(MLLine{Text: "a b"}, MLLine{Text: "c"})
+		words := new(sheltertest.Recorder[MLWord])
+		logs, observed := ObserveLogs()
+		// bolt.py direct emits each word to a sink task, on a stream the sink
+		// subscribes to with shuffle grouping.
+		topo := splitTopology("shell-misroute", src, python("bolt.py", "direct"), words)
+		r := sheltertest.Start(GinkgoTB(), topo, NewManualClock().Option(), supervision.WithoutRestarts(), logs)
+		Eventually(src.Nacked).Should(ConsistOf(1, 2), "both lines' inputs fail")
+		Expect(src.Acked()).To(BeEmpty())
+		Expect(words.Len()).To(BeZero())
+		refused := observed.FilterMessage("child emitted a tuple the topology cannot route; the inputs it anchored to fail")
+		Expect(refused.Len()).To(Equal(3), "one report per word")
+		Expect(fmt.Sprint(refused.All()[0].ContextMap()["error"])).To(ContainSubstring("EmitDirect on a stream whose subscribers do not use direct grouping"))
+		Expect(observed.FilterMessage("child settled an unknown input id (bad input, ignored)").Len()).To(BeZero(), "the child's own ack of a refused input is expected")
+		Expect(r.Stop(context.Background())).To(Succeed(), "the task never failed")
+	})
 })
