@@ -136,14 +136,25 @@ func closeImpl(impl any, log *zap.Logger) {
 	if !ok {
 		return
 	}
+	callStopping(log, "task panicked while closing", func() {
+		if err := c.Close(); err != nil {
+			log.Error("task did not close cleanly", zap.Error(err))
+		}
+	})
+}
+
+// callStopping runs user code that a task calls while it stops (a source's
+// Nacks when the spout abandons its pending messages, a Closer's Close). It
+// is the boundary for that code, as executeFrom is for a bolt's inputs and
+// mailbox.run for the rest: the task is ending, possibly after it failed, so
+// a panic here can only be logged.
+func callStopping(log *zap.Logger, what string, fn func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			log.Error("task panicked while closing", zap.Any("panic", r))
+			log.Error(what, zap.Any("panic", r))
 		}
 	}()
-	if err := c.Close(); err != nil {
-		log.Error("task did not close cleanly", zap.Error(err))
-	}
+	fn()
 }
 
 // system delivers a tick, activation or deactivation tuple (none for a nil v).

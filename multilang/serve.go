@@ -3,6 +3,7 @@ package multilang
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -299,7 +300,7 @@ func (s *server) metric(name string, v any) {
 		s.info.Logger.Debug("metric", zap.String("metric", name), zap.Any("value", v))
 		return
 	}
-	params, err := marshalValue(v)
+	params, err := json.Marshal(v)
 	if err != nil {
 		s.info.Logger.Warn("metric value cannot be sent as JSON", zap.String("metric", name), zap.Error(err))
 		return

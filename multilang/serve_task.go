@@ -208,17 +208,13 @@ func (s *server) checkEmit(tuple any, direct int) (*dsl.Stream, []json.RawMessag
 	vals := encodeValues(st, tuple)
 	raw := make([]json.RawMessage, len(vals))
 	for i, v := range vals {
-		b, err := marshalValue(v)
+		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, nil, &component.EmitError{Component: s.info.Component, Stream: st.Name, Reason: fmt.Sprintf("field %q cannot be sent as JSON: %v", st.Fields[i], err)}
 		}
 		raw[i] = b
 	}
 	return st, raw, nil
-}
-
-func marshalValue(v any) (json.RawMessage, error) {
-	return json.Marshal(v)
 }
 
 // runBolt serves a bolt: inputs are executed one at a time, heartbeats answered.
