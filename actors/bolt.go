@@ -136,14 +136,25 @@ func closeImpl(impl any, log *zap.Logger) {
 	if !ok {
 		return
 	}
+	callStopping(log, "task panicked while closing", func() {
+		if err := c.Close(); err != nil {
+			log.Error("task did not close cleanly", zap.Error(err))
+		}
+	})
+}
+
+// callStopping runs user code that a task calls while it stops (a source's
+// Nacks when the spout abandons its pending messages, a Closer's Close). It
+// is the boundary for that code, as executeFrom is for a bolt's inputs and
+// mailbox.run for the rest: the task is ending, possibly after it failed, so
+// a panic here can only be logged.
+func callStopping(log *zap.Logger, what string, fn func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			log.Error("task panicked while closing", zap.Any("panic", r))
+			log.Error(what, zap.Any("panic", r))
 		}
 	}()
-	if err := c.Close(); err != nil {
-		log.Error("task did not close cleanly", zap.Error(err))
-	}
+	fn()
 }
 
 // system delivers a tick, activation or deactivation tuple (none for a nil v).
@@ -179,8 +190,11 @@ func (b *boltTask) executeAll(batch *tupleBatch) {
 }
 
 // executeFrom executes batch's tuples from i and returns how far it got: all of them, or up to
-// and including one whose user code panicked. It is the one place user bolt code
-// runs, and its recover is the one boundary for it: a panic fails that input only.
+// and including one whose user code panicked. Every input of the bolt's handler (data,
+// tick and lifecycle tuples) runs here, and its recover is the boundary for that code:
+// a panic, a failed emit's *component.EmitError among them, fails that input only and
+// the bolt goes on. User code that runs elsewhere (the task's constructor, TaskInfo.Post
+// functions) panics into mailbox.run, which fails the task; Close panics into closeImpl.
 // Recovering here rather than per tuple keeps the defer off the per-tuple path.
 func (b *boltTask) executeFrom(batch *tupleBatch, i int, received time.Time) (next int) {
 	next = i
@@ -308,7 +322,7 @@ func (b *boltTask) EmitTasks(anchors []dsl.Tuple, direct int, tuple any, tasks [
 
 func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {
 	if err := b.router.Emit(tuple, anchors, direct); err != nil {
-		panic(err) // recovered by call: the input fails
+		panic(err) // the emit contract: executeFrom recovers it and fails the input
 	}
 	if b.trace.on() {
 		b.trace.emit(tuple, anchors, direct)

@@ -73,6 +73,8 @@ func taskSpace(kind string, c *dsl.Component, index int) string {
 func parallelismKey(c *dsl.Component) []byte { return []byte("parallelism/" + c.ID) }
 
 // errNoStore is returned by Start for a topology with state and no store.
+// supervision.Run refuses such a topology before it gets here, with the
+// ErrNoStore users test for; this guards the runtime's own callers.
 var errNoStore = errors.New("a topology with stateful bolts needs a store to checkpoint to")
 
 // checkpointer runs the checkpoints of one incarnation on a goroutine of its

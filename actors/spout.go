@@ -126,24 +126,19 @@ func (s *spoutTask) publish() {
 }
 
 // abandon nacks every open tree to the source: the incarnation ends and their
-// outcome will never arrive. It runs even after the task failed, so its own
-// panic is only logged.
+// outcome will never arrive. It runs even after the task failed, so a panic
+// of the source is only logged (callStopping).
 func (s *spoutTask) abandon() {
 	if s.impl == nil || s.pending == 0 {
 		return
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("spout panicked while nacking its pending messages", zap.Any("panic", r))
-		}
-	}()
 	s.out.countTrees() // a failed burst may have left some uncounted
 	s.inc.gauge.add(-int64(s.pending))
 	s.stats.Failed.Add(int64(s.pending))
 	s.pending = 0
 	s.stats.Pending.Store(0)
 	s.lat.reset()
-	s.impl.Abandon()
+	callStopping(s.log, "spout panicked while nacking its pending messages", s.impl.Abandon)
 }
 
 func (s *spoutTask) start() {

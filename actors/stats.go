@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/goshelter/goshelter/internal/stats"
 )
 
 // taskStats are one task's counters, updated by the task and readable at any time.
@@ -110,52 +112,17 @@ func newTaskStats(tasks int) *taskStats { return &taskStats{sent: make([]atomic.
 // (Storm samples 1 in 20 by default, topology.stats.sample.rate 0.05).
 const sampleEvery = 31
 
-// Snapshot is a copy of a task's counters.
-type Snapshot struct {
-	Component       string
-	Kind            string // "spout", "bolt" or "acker"
-	Task            int
-	Emitted         int64
-	Transferred     int64 // tuples handed to downstream tasks (one emit to n tasks counts n)
-	Executed        int64
-	ExecuteNanos    int64
-	ProcessSamples  int64
-	ProcessNanos    int64
-	CompleteSamples int64
-	CompleteNanos   int64
-	Acked           int64
-	Failed          int64
-	Expired         int64
-	Pending         int64
-	MailboxDepth    int           // data batches waiting
-	SentTo          map[int]int64 // tuples transferred, by destination task id (non-zero entries)
-	// Metrics holds the latest value of each metric the component reported
-	// (multilang "metrics"); nil when none. In sums over tasks a name reported
-	// by several tasks shows one task's value.
-	Metrics map[string]any
-	// Latency histograms, nil when empty: counts by bucket, bucket 0 up to 1µs,
-	// bucket i in (2^(i-1), 2^i] µs, the last (index 26) anything longer.
-	// Execute counts every input, each at its batch's mean; process and
-	// complete count the samples.
-	ExecuteHistogram, ProcessHistogram, CompleteHistogram []int64
-	// LastError is the task's most recent failure (an input it failed with an
-	// error or a panic, or the task's own failure), at LastErrorTime.
-	LastError     string
-	LastErrorTime time.Time
-	// Checkpoint is the id of the last committed checkpoint the task took
-	// part in (0: none yet), CheckpointNanos the time from that checkpoint's
-	// start until the task passed its barrier, and CheckpointBytes what the
-	// task stored in it: changed state, or a source's position.
-	Checkpoint, CheckpointNanos, CheckpointBytes int64
-}
-
-func (s *taskStats) snapshot() Snapshot {
-	snap := Snapshot{
-		Emitted: s.Emitted.Load(), Executed: s.Executed.Load(), ExecuteNanos: s.ExecuteNanos.Load(),
-		ProcessSamples: s.ProcessSamples.Load(), ProcessNanos: s.ProcessNanos.Load(),
-		CompleteSamples: s.CompleteSamples.Load(), CompleteNanos: s.CompleteNanos.Load(),
+// snapshot reads the task's counters into the figures the host and the
+// status page read as they are (stats.Task, supervision.TaskStats), with the
+// means worked out. Component, Kind, Task, MailboxDepth and LastErrorTask are
+// the caller's to fill: the counters do not know their task.
+func (s *taskStats) snapshot() stats.Task {
+	snap := stats.Task{
+		Emitted: s.Emitted.Load(), Executed: s.Executed.Load(), ExecuteTime: time.Duration(s.ExecuteNanos.Load()),
+		ProcessSamples: s.ProcessSamples.Load(), ProcessTime: time.Duration(s.ProcessNanos.Load()),
+		CompleteSamples: s.CompleteSamples.Load(), CompleteTime: time.Duration(s.CompleteNanos.Load()),
 		Acked: s.Acked.Load(), Failed: s.Failed.Load(), Expired: s.Expired.Load(), Pending: s.Pending.Load(),
-		Checkpoint: s.Checkpoint.Load(), CheckpointNanos: s.CheckpointNanos.Load(), CheckpointBytes: s.CheckpointBytes.Load(),
+		Checkpoint: s.Checkpoint.Load(), CheckpointDuration: time.Duration(s.CheckpointNanos.Load()), CheckpointBytes: s.CheckpointBytes.Load(),
 	}
 	for task := range s.sent {
 		if n := s.sent[task].Load(); n != 0 {
@@ -178,6 +145,7 @@ func (s *taskStats) snapshot() Snapshot {
 	s.errMu.Lock()
 	snap.LastError, snap.LastErrorTime = s.lastError, s.lastErrorAt
 	s.errMu.Unlock()
+	stats.Means(&snap)
 	return snap
 }
 

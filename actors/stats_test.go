@@ -135,7 +135,7 @@ func TestSnapshotSumsTransfersByDestination(t *testing.T) {
 	if snap := s.snapshot(); snap.Transferred != 7 || len(snap.SentTo) != 1 {
 		t.Fatalf("snapshot = %+v, want only task 3's 7", snap)
 	}
-	// Sums over tasks are supervision's (TestSumComponents there).
+	// Sums over tasks are internal/stats' (TestSum there).
 }
 
 func TestSnapshotCopiesCountersAndMetrics(t *testing.T) {
@@ -160,5 +160,26 @@ func TestSnapshotCopiesCountersAndMetrics(t *testing.T) {
 	snap.Metrics["queue"] = 0 // a copy: the task's own value stays
 	if s.snapshot().Metrics["queue"] != 10 {
 		t.Error("a snapshot's metrics share the task's map")
+	}
+}
+
+// The snapshot is the figures users read (supervision.TaskStats): durations,
+// the means worked out, and the last error.
+func TestSnapshotCarriesTheMeansAndTheLastError(t *testing.T) {
+	s := newTaskStats(1)
+	if snap := s.snapshot(); snap.LastError != "" || !snap.LastErrorTime.IsZero() {
+		t.Errorf("a fresh snapshot has last error %q at %v; want none", snap.LastError, snap.LastErrorTime)
+	}
+	s.Executed.Add(2)
+	s.ExecuteNanos.Add(int64(4 * time.Millisecond))
+	s.CompleteSamples.Add(3)
+	s.CompleteNanos.Add(int64(9 * time.Millisecond))
+	s.recordError("disk full")
+	snap := s.snapshot()
+	if snap.ExecuteTime != 4*time.Millisecond || snap.ExecuteLatency != 2*time.Millisecond || snap.CompleteLatency != 3*time.Millisecond {
+		t.Errorf("execute %v (mean %v), complete mean %v; want 4ms, 2ms, 3ms", snap.ExecuteTime, snap.ExecuteLatency, snap.CompleteLatency)
+	}
+	if snap.LastError != "disk full" || snap.LastErrorTime.IsZero() {
+		t.Errorf("last error %q at %v, want disk full, timed", snap.LastError, snap.LastErrorTime)
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 // errStuck is the error of a task that did not stop within the grace period: it
 // is still running user code (a Next, an Execute, a hook that blocks), and Go
-// has no way to stop a goroutine from outside.
+// has no way to stop a goroutine from outside. Stop returns stuck tasks only,
+// and supervision reports each as a TaskError with its ErrStuck.
 var errStuck = errors.New("still running user code after the grace period; it cannot be stopped, only abandoned")
 
 // errStopped is the cause of a task's Context when its incarnation stops it

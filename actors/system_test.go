@@ -17,6 +17,7 @@ import (
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/internal/testsupport"
+	"github.com/goshelter/goshelter/internal/stats"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 )
@@ -179,7 +180,7 @@ func TestStartRunsAndStopDrains(t *testing.T) {
 		t.Errorf("%d in flight after the drain", inFlight)
 	}
 	var got []string
-	byKind := map[string]Snapshot{}
+	byKind := map[string]stats.Task{}
 	for i, s := range snaps {
 		if s.Task != i+1 {
 			t.Errorf("snapshot %d is task %d", i, s.Task)

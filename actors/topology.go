@@ -13,6 +13,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/ids"
+	"github.com/goshelter/goshelter/internal/stats"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 	"github.com/goshelter/goshelter/state"
@@ -338,11 +339,14 @@ func (t *Topology) failureSignal() <-chan struct{} {
 
 // Stats returns a snapshot of every task's counters, in task id order, and
 // what is in flight: tuples sent and not executed plus open tuple trees.
-func (t *Topology) Stats() (tasks []Snapshot, inFlight int64) {
-	out := make([]Snapshot, 0, len(t.inc.plan.Tasks))
+func (t *Topology) Stats() (tasks []stats.Task, inFlight int64) {
+	out := make([]stats.Task, 0, len(t.inc.plan.Tasks))
 	for _, task := range t.inc.plan.Tasks {
 		s := t.inc.stats[task.ID].snapshot()
 		s.Component, s.Kind, s.Task, s.MailboxDepth = componentName(task), kindName(task), task.ID, t.inc.boxes[task.ID].depth()
+		if s.LastError != "" {
+			s.LastErrorTask = task.ID
+		}
 		out = append(out, s)
 	}
 	return out, t.inc.gauge.n.Load()

@@ -50,10 +50,20 @@ func (t Tuple) IsTick() bool {
 
 // Emitter sends tuples from a bolt. Emit anchors the tuple to the input being
 // executed when that input came in on an anchored edge (see "Anchoring" in
-// the package doc), on every edge out of the bolt. Both panic with an error naming the component and
-// the stream when the tuple's type is not a stream of the topology or the task
-// is not a direct subscriber; the runtime recovers that panic at the user-code
-// boundary, logs it and fails the input.
+// the package doc), on every edge out of the bolt.
+//
+// A tuple the topology cannot route is a failed emit: its type is not a
+// stream of the topology, EmitDirect names a task that does not subscribe or
+// a stream whose subscribers do not use [Direct] grouping, or Emit names no
+// task on a stream whose subscribers do. A failed emit does not return: it
+// panics with an error naming the component, the stream and the reason, and
+// the host recovers it where it called the bolt, as any panic of the bolt's
+// code, failing the input being executed; tuples emitted before stay
+// emitted, the error is logged (and sent to Storm as an "error" command under
+// multilang.Serve), and the bolt goes on with its next input. Every host
+// does the same. A spout's failed emit fails its message the same way (see
+// [Source]).
+//
 // An Emitter is only valid on the task's goroutine, during the call that got it.
 type Emitter interface {
 	Emit(tuple any)

@@ -38,6 +38,10 @@ type shellBolt struct {
 	outputs streams
 	names   map[*dsl.Stream]string // input streams as the child knows them
 	pending map[string]dsl.Tuple   // inputs given to the child, by the id it knows them by
+	// refused are the ids of inputs the host failed because an emit
+	// anchored to them could not be routed: the child settles them later,
+	// and that settle is expected, not bad input.
+	refused map[string]struct{}
 	nextID  uint64
 	dead    bool
 	failed  sync.Once
@@ -189,29 +193,58 @@ func (b *shellBolt) Close() error {
 
 // apply runs the child's emits, acks and fails on the task's goroutine.
 func (b *shellBolt) apply(msgs []*wire.Message, c dsl.Collector) {
-	var m *wire.Message
-	defer func() {
-		if r := recover(); r != nil { // an emit the topology cannot route
-			b.dead = true
-			b.child.die(b.badInput(m, fmt.Errorf("%v", r)))
-		}
-	}()
-	for _, m = range msgs {
+	for _, m := range msgs {
 		if b.dead {
 			return
 		}
-		var err error
-		switch m.Kind {
-		case wire.KindEmit:
-			err = b.emit(m, c)
-		case wire.KindAck, wire.KindFail:
-			b.settle(m, c)
-		}
-		if err != nil {
+		if err := b.applyOne(m, c); err != nil {
 			b.dead = true
 			b.child.die(b.badInput(m, err))
 			return
 		}
+	}
+}
+
+// applyOne applies one message of the child. Its recover is the shell bolt's
+// boundary for the emit contract (dsl.Emitter): the runtime's emit panics with
+// a *component.EmitError for a tuple the topology cannot route, and that
+// fails the inputs the child anchored the emit to, as a Go bolt's failed emit
+// fails its input; the child goes on. Any other panic is the child's bad
+// input, as an error is.
+func (b *shellBolt) applyOne(m *wire.Message, c dsl.Collector) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if ee, ok := r.(*component.EmitError); ok {
+				b.emitFailed(m, ee, c)
+				return
+			}
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	switch m.Kind {
+	case wire.KindEmit:
+		return b.emit(m, c)
+	case wire.KindAck, wire.KindFail:
+		b.settle(m, c)
+	}
+	return nil
+}
+
+// emitFailed fails the open inputs the child anchored m to and logs why; the
+// child's own settle of them comes later and is ignored (refused).
+func (b *shellBolt) emitFailed(m *wire.Message, err *component.EmitError, c dsl.Collector) {
+	b.log.Error("child emitted a tuple the topology cannot route; the inputs it anchored to fail", zap.Error(err))
+	for _, a := range m.Anchors {
+		in, ok := b.pending[a]
+		if !ok {
+			continue
+		}
+		delete(b.pending, a)
+		if b.refused == nil {
+			b.refused = map[string]struct{}{}
+		}
+		b.refused[a] = struct{}{}
+		c.Fail(in)
 	}
 }
 
@@ -259,6 +292,10 @@ func (b *shellBolt) settle(m *wire.Message, c dsl.Collector) {
 	id := m.ID.String()
 	in, ok := b.pending[id]
 	if !ok && strings.HasPrefix(id, tickPrefix) {
+		return
+	}
+	if _, refused := b.refused[id]; !ok && refused {
+		delete(b.refused, id) // failed already, when its emit could not be routed
 		return
 	}
 	if !ok {

@@ -50,7 +50,11 @@
 // answer it with sync; any message counts as a sign of life. Log messages go to
 // the task's zap logger at their level, "error" is logged and the child keeps
 // running, "metrics" updates the task's stats. Acking or failing an unknown id
-// is logged as bad input and ignored.
+// is logged as bad input and ignored. An emit the topology cannot route (a
+// misused direct emit) follows the emit contract of goshelter's own
+// components (dsl.Emitter): a shell spout's message fails, a shell bolt's
+// inputs the emit was anchored to fail, the error is logged, and the child
+// keeps running.
 //
 // # Failure
 //

@@ -3,6 +3,7 @@ package multilang
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,9 +60,14 @@ var errServed = errors.New("multilang: Serve returned")
 // task-id replies turned off. A failed input (an error
 // from Execute, a panic, an input that cannot be decoded) is failed and
 // reported with an "error" command, which Storm shows in its UI; the task goes
-// on. A panic in a spout, TaskInfo.Fail or a handshake naming no component of
-// topo ends Serve with an error, also sent as an "error" command (the host
-// then restarts the worker).
+// on. An emit the topology cannot route (a type that is no stream, a misused
+// direct emit) is not sent: as under the runtime, it fails what it belongs to
+// (a bolt's input, as a panic does; a spout's message, whose Nack the spout
+// gets once the command that emitted it returns), it is reported with an
+// "error" command, and the task goes on (see dsl.Emitter). A panic in a
+// spout, TaskInfo.Fail or a handshake naming no component of topo ends Serve
+// with an error, also sent as an "error" command (the host then restarts the
+// worker).
 //
 // The component's logger sends "log" messages to the host at and above the
 // level the conf key "goshelter.multilang.log.level" names ("debug", "info",
@@ -94,10 +100,11 @@ type server struct {
 	frames  *wire.FrameReader
 	info    dsl.TaskInfo
 	metrics bool // send "metrics" messages (metricsKey)
-	// subscribed tells, per stream, whether a spout's stream has a subscriber:
-	// only then does its tracked emit get a message id, since a reliable
-	// spout's emits are tracked on every edge (component.Anchors).
-	subscribed map[*dsl.Stream]bool
+	// outs are the component's streams that have a subscriber: only then
+	// does a spout's tracked emit get a message id, since a reliable spout's
+	// emits are tracked on every edge (component.Anchors). They also check
+	// direct emits as the runtime's router does (see checkEmit).
+	outs map[*dsl.Stream]*outStream
 	// anchoring tells, by an input's sender and stream, whether a bolt's
 	// emits anchored to it carry its id (component.Anchors).
 	anchoring component.Anchoring
@@ -231,12 +238,12 @@ func (s *server) setup(ctx context.Context, h *wire.Handshake) (*dsl.Component, 
 		return nil, fmt.Errorf("multilang: bolt %q is stateful: serving it to Storm would lose its state at every restart; run the topology with supervision.Run and a store", c.ID)
 	}
 	s.info = s.taskInfo(c, h).WithContext(ctx)
-	s.subscribed = map[*dsl.Stream]bool{}
+	s.outs = map[*dsl.Stream]*outStream{}
 	s.anchoring = component.NewAnchoring(s.topo, c)
 	s.inputs, s.senders = map[inputKey]*dsl.Stream{}, map[string]int{}
 	for _, e := range s.topo.Edges {
 		if e.From == c {
-			s.subscribed[e.Stream] = true
+			s.outs[e.Stream] = s.outs[e.Stream].add(e)
 		}
 		if e.To == c { // as the host names them: the sender's declared id, or the stream's name
 			s.senders[e.From.ID] = e.From.Index
@@ -293,7 +300,7 @@ func (s *server) metric(name string, v any) {
 		s.info.Logger.Debug("metric", zap.String("metric", name), zap.Any("value", v))
 		return
 	}
-	params, err := marshalValue(v)
+	params, err := json.Marshal(v)
 	if err != nil {
 		s.info.Logger.Warn("metric value cannot be sent as JSON", zap.String("metric", name), zap.Error(err))
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/grouping"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
@@ -23,9 +24,9 @@ const idleSpoutPause = time.Millisecond
 // runSpout serves a spout: every command is answered by sync.
 func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	em := &servedSpout{s: s}
-	task, err := callSpout(func() component.SpoutTask { return c.Spout.NewTask(s.info).(component.SpoutTask) })
-	if err != nil {
-		return err
+	var task component.SpoutTask
+	if err := callUser(func() { task = c.Spout.NewTask(s.info).(component.SpoutTask) }); err != nil {
+		return s.taskFailed(err)
 	}
 	if o, ok := task.(component.Opener); ok {
 		o.Open(em)
@@ -36,8 +37,10 @@ func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbou
 		if err != nil {
 			return endOfInput(err)
 		}
-		if _, err := callSpout(func() struct{} { return em.handle(task, m) }); err != nil {
-			return err
+		// A panic in the spout's code fails the task, as in the runtime:
+		// Serve ends and the host restarts the worker.
+		if err := callUser(func() { em.handle(task, m) }); err != nil {
+			return s.taskFailed(err)
 		}
 		if err := s.out.send(&wire.Message{Kind: wire.KindSync}); err != nil {
 			return err
@@ -45,15 +48,28 @@ func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbou
 	}
 }
 
-// callSpout runs spout code, turning a panic into an error: a spout that
-// panicked cannot be trusted to go on.
-func callSpout[T any](fn func() T) (v T, err error) {
+// taskFailed is Serve's error for a panic that fails the task.
+func (s *server) taskFailed(err error) error {
+	return fmt.Errorf("multilang: component %q task %d %w", s.info.Component, s.info.Task, err)
+}
+
+// callUser is Serve's one recover boundary: every call into the component's
+// code (its constructor, a spout's commands, a bolt's inputs) goes through
+// it. A panic becomes an error that carries the stack, and the caller decides
+// what it costs, as the runtime does: a bolt's input fails and the bolt goes
+// on; anything else ends Serve (the task fails).
+func callUser(fn func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("multilang: spout panicked: %v\n%s", r, debug.Stack())
+			if e, ok := r.(error); ok { // a failed emit's *component.EmitError stays reachable
+				err = fmt.Errorf("panicked: %w\n%s", e, debug.Stack())
+			} else {
+				err = fmt.Errorf("panicked: %v\n%s", r, debug.Stack())
+			}
 		}
 	}()
-	return fn(), nil
+	fn()
+	return nil
 }
 
 // servedSpout is the SpoutEmitter of a served spout.
@@ -61,14 +77,17 @@ type servedSpout struct {
 	s       *server
 	roots   uint64
 	emitted int
+	// failed are the roots of tracked emits that could not be routed during
+	// the current command: the spout hears their Nack once it returns.
+	failed []uint64
 }
 
-func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) struct{} {
+func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) {
 	switch m.Kind {
 	case wire.KindNext:
 		e.emitted = 0
 		task.Next(e)
-		if e.emitted == 0 {
+		if e.emitted == 0 && len(e.failed) == 0 {
 			time.Sleep(idleSpoutPause)
 		}
 	case wire.KindAck, wire.KindFail:
@@ -93,7 +112,19 @@ func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) stru
 	default:
 		e.s.info.Logger.Warn("a spout got a message it does not understand", zap.String("kind", string(m.Kind)))
 	}
-	return struct{}{}
+	e.nackFailed(task)
+}
+
+// nackFailed gives the spout the outcome of its emits that could not be
+// routed, as the runtime's acker would: a Nack each, after the command that
+// emitted them, never from inside the emit.
+func (e *servedSpout) nackFailed(task component.SpoutTask) {
+	for len(e.failed) > 0 {
+		root := e.failed[0]
+		e.failed = e.failed[1:]
+		task.Nack(root) // a Nack may emit again, and fail again: the loop takes those too
+	}
+	e.failed = e.failed[:0]
 }
 
 // Emit implements component.SpoutEmitter: a tracked tuple gets a fresh root as its
@@ -106,51 +137,92 @@ func (e *servedSpout) EmitDirect(task int, tuple any, tracked bool) uint64 {
 	return e.emit(task, tuple, tracked)
 }
 
+// emit sends tuple to the host. A tuple the topology cannot route is not
+// sent: the error is logged and reported to the host, and a tracked one gets
+// a root that fails (nackFailed), so the message has its outcome and the
+// spout goes on, as in the runtime.
 func (e *servedSpout) emit(task int, tuple any, tracked bool) uint64 {
-	st, values := e.s.encode(tuple)
+	st, values, err := e.s.checkEmit(tuple, task)
+	if err != nil {
+		e.s.emitFailed(err)
+		if !tracked {
+			return 0
+		}
+		e.roots++
+		e.failed = append(e.failed, e.roots)
+		return e.roots
+	}
 	msg := &wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Task: task}
 	var root uint64
-	if tracked && e.s.subscribed[st] {
+	if tracked && e.s.outs[st] != nil {
 		e.roots++
 		root = e.roots
 		msg.ID = wire.StringID(strconv.FormatUint(root, 10))
 	}
-	if err := e.s.out.send(msg); err != nil {
-		panic(err)
-	}
+	// A write error sticks to the writer: the sync or flush that follows
+	// returns it and ends Serve.
+	_ = e.s.out.send(msg)
 	e.emitted++
 	return root
 }
 
-// encode names tuple's stream and encodes its values; it panics with a
-// *component.EmitError if the type is not a stream of the topology.
-func (s *server) encode(tuple any) (*dsl.Stream, []json.RawMessage) {
+// emitFailed logs and reports an emit that could not be routed; the task goes
+// on.
+func (s *server) emitFailed(err error) {
+	s.info.Logger.Error("could not emit; the message fails", zap.Error(err))
+	_ = s.out.send(&wire.Message{Kind: wire.KindError, Msg: err.Error()})
+}
+
+// outStream is a stream of the served component that has subscribers: what
+// the runtime's router knows of it to check a direct emit.
+type outStream struct {
+	direct bool  // its subscribers use direct grouping
+	tasks  []int // the subscribers' tasks (the host's ids)
+}
+
+// add returns o with the subscriber of edge e added (o may be nil).
+func (o *outStream) add(e *dsl.Edge) *outStream {
+	if o == nil {
+		o = &outStream{}
+	}
+	o.direct = o.direct || e.Grouping.Kind == grouping.Direct
+	o.tasks = append(o.tasks, e.To.Tasks...)
+	return o
+}
+
+// checkEmit names tuple's stream and encodes its values, or returns the
+// *component.EmitError the runtime's router would for an emit to task direct
+// (0: through the groupings): a type that is no stream, a misused direct
+// emit; or a value that cannot be sent as JSON.
+func (s *server) checkEmit(tuple any, direct int) (*dsl.Stream, []json.RawMessage, error) {
 	st := streamOf(s.topo, reflect.TypeOf(tuple))
 	if st == nil {
-		panic(&component.EmitError{Component: s.info.Component, Stream: fmt.Sprintf("%T", tuple), Reason: "its type is not a stream of the topology (declare it with Streams)"})
+		return nil, nil, component.NotAStream(s.info.Component, tuple, len(s.topo.Streams))
+	}
+	if out := s.outs[st]; direct != 0 || (out != nil && out.direct) {
+		subscribes := out != nil && direct != 0 && slices.Contains(out.tasks, direct)
+		if err := component.CheckDirect(s.info.Component, st.Name, direct, out != nil, out != nil && out.direct, subscribes); err != nil {
+			return nil, nil, err
+		}
 	}
 	vals := encodeValues(st, tuple)
 	raw := make([]json.RawMessage, len(vals))
 	for i, v := range vals {
-		b, err := marshalValue(v)
+		b, err := json.Marshal(v)
 		if err != nil {
-			panic(&component.EmitError{Component: s.info.Component, Stream: st.Name, Reason: fmt.Sprintf("field %q cannot be sent as JSON: %v", st.Fields[i], err)})
+			return nil, nil, &component.EmitError{Component: s.info.Component, Stream: st.Name, Reason: fmt.Sprintf("field %q cannot be sent as JSON: %v", st.Fields[i], err)}
 		}
 		raw[i] = b
 	}
-	return st, raw
-}
-
-func marshalValue(v any) (json.RawMessage, error) {
-	return json.Marshal(v)
+	return st, raw, nil
 }
 
 // runBolt serves a bolt: inputs are executed one at a time, heartbeats answered.
 func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	b := &servedBolt{s: s, ids: map[uint64]hostInput{}}
-	task, err := callSpout(func() component.BoltTask { return c.Bolt.NewTask(s.info).(component.BoltTask) })
-	if err != nil {
-		return err
+	var task component.BoltTask
+	if err := callUser(func() { task = c.Bolt.NewTask(s.info).(component.BoltTask) }); err != nil {
+		return s.taskFailed(err)
 	}
 	run := func(fn func(dsl.Collector)) { b.call(func() { fn(b) }, nil) }
 	// A served bolt is active from its handshake until the host closes its
@@ -226,19 +298,19 @@ func (b *servedBolt) system(task component.BoltTask, v any) {
 	}, nil)
 }
 
-// call runs bolt code; a panic fails in (if given and still open) and is logged.
+// call runs bolt code through callUser: a panic (a failed emit's
+// *component.EmitError among them) fails in, if given and still open, and is
+// logged and reported; the bolt goes on.
 func (b *servedBolt) call(fn func(), in *dsl.Tuple) {
-	defer func() {
-		if r := recover(); r != nil {
-			stack := debug.Stack()
-			b.s.info.Logger.Error("bolt panicked", zap.Any("panic", r), zap.ByteString("stack", stack))
-			if in != nil {
-				b.Fail(*in)
-			}
-			b.report(fmt.Errorf("multilang: component %q task %d panicked: %v\n%s", b.s.info.Component, b.s.info.Task, r, stack))
-		}
-	}()
-	fn()
+	err := callUser(fn)
+	if err == nil {
+		return
+	}
+	b.s.info.Logger.Error("bolt panicked", zap.Error(err))
+	if in != nil {
+		b.Fail(*in)
+	}
+	b.report(fmt.Errorf("multilang: component %q task %d %w", b.s.info.Component, b.s.info.Task, err))
 }
 
 // report sends err to the host as an "error" command, so that it shows in
@@ -369,12 +441,17 @@ func (b *servedBolt) currentAnchors() []string {
 // when in came in on an anchored edge.
 func (b *servedBolt) Joins(in *dsl.Tuple) bool { return b.ids[in.ID.Edge].joins }
 
+// emit sends tuple to the host. A tuple the topology cannot route panics with
+// the *component.EmitError, as the runtime's bolt emit does: call recovers it
+// and fails the input, and the bolt goes on.
 func (b *servedBolt) emit(tuple any, anchors []string, direct int) {
-	st, values := b.s.encode(tuple)
-	err := b.s.out.send(&wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Anchors: anchors, Task: direct})
+	st, values, err := b.s.checkEmit(tuple, direct)
 	if err != nil {
 		panic(err)
 	}
+	// A write error sticks to the writer: the next flush returns it and ends
+	// Serve.
+	_ = b.s.out.send(&wire.Message{Kind: wire.KindEmit, Stream: st.Name, Tuple: values, Anchors: anchors, Task: direct})
 }
 
 // Ack implements dsl.Collector.
@@ -389,7 +466,5 @@ func (b *servedBolt) settle(in dsl.Tuple, k wire.Kind) {
 		return // settled already
 	}
 	delete(b.ids, in.ID.Edge)
-	if err := b.s.out.send(&wire.Message{Kind: k, ID: wire.StringID(open.id)}); err != nil {
-		panic(err)
-	}
+	_ = b.s.out.send(&wire.Message{Kind: k, ID: wire.StringID(open.id)}) // a write error sticks, as in emit
 }

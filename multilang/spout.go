@@ -227,7 +227,7 @@ func (s *shellSpout) call(k wire.Kind, id wire.ID) (emitted int) {
 	}
 }
 
-func (s *shellSpout) emit(m *wire.Message) (err error) {
+func (s *shellSpout) emit(m *wire.Message) error {
 	st, ok := s.outputs[m.Stream]
 	if !ok {
 		return fmt.Errorf("emit on stream %q; the spout emits only %q", m.Stream, s.outputNames())
@@ -240,16 +240,9 @@ func (s *shellSpout) emit(m *wire.Message) (err error) {
 		return errors.New("the runtime gave the spout no emitter")
 	}
 	tracked := !m.ID.IsZero()
+	// A spout's emit never panics under either host: a tuple the topology
+	// cannot route fails its message (its root gets a Nack) and is logged.
 	var root uint64
-	defer func() { // an emit the topology cannot route is the child's bad input
-		if r := recover(); r != nil {
-			ee, ok := r.(*component.EmitError)
-			if !ok {
-				panic(r)
-			}
-			err = ee
-		}
-	}()
 	switch {
 	case m.Task != 0: // direct: Storm sends no task ids back
 		d, ok := s.e.(component.DirectSpoutEmitter)

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goshelter/goshelter/internal/stats"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -18,49 +19,11 @@ const (
 	sampleGap = 10 * time.Second
 )
 
-// counters are what a window subtracts: the figures of a task that Storm's
-// REST API reports per window.
-type counters struct {
-	emitted, transferred, executed, acked, failed int64
-	executeTime, processTime, completeTime        time.Duration
-	processSamples, completeSamples               int64
-}
-
-func countersOf(t supervision.TaskStats) counters {
-	return counters{
-		emitted: t.Emitted, transferred: t.Transferred, executed: t.Executed, acked: t.Acked, failed: t.Failed,
-		executeTime: t.ExecuteTime, processTime: t.ProcessTime, completeTime: t.CompleteTime,
-		processSamples: t.ProcessSamples, completeSamples: t.CompleteSamples,
-	}
-}
-
-func (c counters) minus(o counters) counters {
-	return counters{
-		emitted: c.emitted - o.emitted, transferred: c.transferred - o.transferred, executed: c.executed - o.executed,
-		acked: c.acked - o.acked, failed: c.failed - o.failed,
-		executeTime: c.executeTime - o.executeTime, processTime: c.processTime - o.processTime, completeTime: c.completeTime - o.completeTime,
-		processSamples: c.processSamples - o.processSamples, completeSamples: c.completeSamples - o.completeSamples,
-	}
-}
-
-func (c *counters) add(o counters) {
-	c.emitted += o.emitted
-	c.transferred += o.transferred
-	c.executed += o.executed
-	c.acked += o.acked
-	c.failed += o.failed
-	c.executeTime += o.executeTime
-	c.processTime += o.processTime
-	c.completeTime += o.completeTime
-	c.processSamples += o.processSamples
-	c.completeSamples += o.completeSamples
-}
-
-// sample is a snapshot's counters by task id.
+// sample is a snapshot's figures by task id.
 type sample struct {
 	time        time.Time
 	incarnation int
-	tasks       map[int]counters
+	tasks       map[int]supervision.TaskStats
 }
 
 // history keeps snapshots of the current incarnation, one per sampleGap, for
@@ -73,11 +36,12 @@ type history struct {
 	samples []sample   // oldest first, all of one incarnation
 }
 
-// windowed is one window's counters per task, and the time they cover.
+// windowed is one window's figures per task (stats.Window), and the time
+// they cover.
 type windowed struct {
 	window string // windowTenMinutes or windowAllTime
 	span   time.Duration
-	tasks  map[int]counters
+	tasks  map[int]supervision.TaskStats
 }
 
 // window returns cur's counters over window (windowTenMinutes or
@@ -90,7 +54,7 @@ type windowed struct {
 // All-time covers the incarnation's life: counters start from zero with each
 // incarnation, as a Storm worker's do when it restarts.
 func (h *history) window(cur supervision.Stats, window string) windowed {
-	now := countersByTask(cur)
+	now := byTask(cur)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.keep(cur, now)
@@ -103,16 +67,16 @@ func (h *history) window(cur supervision.Stats, window string) windowed {
 	if age <= 0 || (age < tenMinutes && tenMinutes-age > cur.Uptime-tenMinutes) {
 		return w // the incarnation's life is the closer span
 	}
-	w.span, w.tasks = age, make(map[int]counters, len(now))
-	for id, c := range now {
-		w.tasks[id] = c.minus(base.tasks[id])
+	w.span, w.tasks = age, make(map[int]supervision.TaskStats, len(now))
+	for id, t := range now {
+		w.tasks[id] = stats.Window(t, base.tasks[id])
 	}
 	return w
 }
 
 // keep records cur when the newest kept snapshot is sampleGap old, and drops
 // the snapshots the ten-minute window no longer needs.
-func (h *history) keep(cur supervision.Stats, now map[int]counters) {
+func (h *history) keep(cur supervision.Stats, now map[int]supervision.TaskStats) {
 	if len(h.samples) > 0 && h.samples[0].incarnation != cur.Incarnation {
 		h.samples = nil // counters started from zero again
 	}
@@ -127,10 +91,10 @@ func (h *history) keep(cur supervision.Stats, now map[int]counters) {
 	h.samples = h.samples[drop:]
 }
 
-func countersByTask(s supervision.Stats) map[int]counters {
-	out := make(map[int]counters, len(s.Tasks))
+func byTask(s supervision.Stats) map[int]supervision.TaskStats {
+	out := make(map[int]supervision.TaskStats, len(s.Tasks))
 	for _, t := range s.Tasks {
-		out[t.Task] = countersOf(t)
+		out[t.Task] = t
 	}
 	return out
 }

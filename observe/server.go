@@ -1,6 +1,8 @@
 package observe
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -122,27 +124,28 @@ var defaultLimits = limits{
 // has no HTTP server to mount the handler on. addr is host:port; with no host
 // (":9464") it listens on the loopback interface only, as the figures and the
 // page are for the machine's own users: give "0.0.0.0:9464" or another address
-// to serve a network. Port 0 picks a free port. The server is a plain
+// to serve a network. Port 0 picks a free port. The [Server] is a plain
 // *http.Server whose Addr is the address it listens on, with the port it got;
-// stop it with its Close, or with Shutdown to let requests under way finish.
+// stop it with its Close, or with Shutdown to let requests under way finish:
+// both return once the goroutine that serves it has ended.
 //
 // The server bounds what a client can hold: read and write timeouts, an idle
 // keep-alive connection closed 20 s after its last answer, and at most 64
 // connections open at once. Idle connections do not lock out new clients: at
 // the bound, a new connection takes the place of the one idle the longest;
 // only when all 64 are busy with requests does it wait to be accepted.
-func Listen(addr string, topo *dsl.Topology, r *supervision.Running) (*http.Server, error) {
+func Listen(addr string, topo *dsl.Topology, r *supervision.Running) (*Server, error) {
 	return listen(addr, newHandler(topo, r.Stats), defaultLimits)
 }
 
-func listen(addr string, h http.Handler, lim limits) (*http.Server, error) {
+func listen(addr string, h http.Handler, lim limits) (*Server, error) {
 	srv, _, err := listenCapped(addr, h, lim)
 	return srv, err
 }
 
 // listenCapped is listen that also returns the server's connection cap, for
 // tests that watch it.
-func listenCapped(addr string, h http.Handler, lim limits) (*http.Server, *connCap, error) {
+func listenCapped(addr string, h http.Handler, lim limits) (*Server, *connCap, error) {
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
@@ -160,9 +163,46 @@ func listenCapped(addr string, h http.Handler, lim limits) (*http.Server, *connC
 		MaxHeaderBytes: 64 << 10,
 		ConnState:      bounded.track,
 	}
-	// Serve ends with ErrServerClosed on Close or Shutdown; its other errors
-	// (a listener that fails for good) leave nothing to report to but the
-	// client, which sees the address stop answering.
-	go func() { _ = srv.Serve(bounded) }()
-	return srv, bounded, nil
+	return start(srv, bounded), bounded, nil
+}
+
+// Server is the HTTP server [Listen] starts, on a goroutine it owns. Its
+// embedded *http.Server is a plain one; Close and Shutdown also join that
+// goroutine, as errgroup's Wait does, and report how serving ended.
+type Server struct {
+	*http.Server
+	served chan struct{} // closed when Serve has returned
+	err    error         // Serve's error, unless it is http.ErrServerClosed; read once served is closed
+}
+
+// start starts srv.Serve(ln) on a goroutine that the returned Server joins.
+func start(srv *http.Server, ln net.Listener) *Server {
+	s := &Server{Server: srv, served: make(chan struct{})}
+	go func() {
+		defer close(s.served)
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.err = fmt.Errorf("observe: serving %s: %w", srv.Addr, err)
+		}
+	}()
+	return s
+}
+
+// Close closes the listener and every connection (http.Server.Close), waits
+// until the server's goroutine has ended, and returns Close's error joined
+// with the one that ended serving earlier, if any (a listener that failed for
+// good).
+func (s *Server) Close() error {
+	err := s.Server.Close()
+	<-s.served
+	return errors.Join(err, s.err)
+}
+
+// Shutdown stops the server gracefully (http.Server.Shutdown: requests under
+// way finish, bounded by ctx), waits until the server's goroutine has ended,
+// and returns Shutdown's error joined with the one that ended serving
+// earlier, if any.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.Server.Shutdown(ctx)
+	<-s.served // Serve returns as soon as the listener is closed, before the wait for requests
+	return errors.Join(err, s.err)
 }

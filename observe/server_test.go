@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,5 +348,84 @@ func TestThePageAndItsAssetsServeUnderAPrefix(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %s, want 404", path, resp.Status)
 		}
+	}
+}
+
+// endWatcher is a listener that signals its first Accept (serving has begun)
+// and records when an Accept has failed: the serving goroutine's last wait.
+type endWatcher struct {
+	net.Listener
+	accepting chan struct{} // closed by the first Accept
+	once      sync.Once
+	ended     atomic.Bool
+}
+
+func (l *endWatcher) Accept() (net.Conn, error) {
+	l.once.Do(func() { close(l.accepting) })
+	c, err := l.Listener.Accept()
+	if err != nil {
+		l.ended.Store(true)
+	}
+	return c, err
+}
+
+// Close and Shutdown return once the goroutine that serves has ended, as
+// errgroup's Wait does: nothing Listen started outlives them.
+func TestCloseAndShutdownJoinTheServingGoroutine(t *testing.T) {
+	for _, stop := range []struct {
+		name string
+		fn   func(*Server) error
+	}{
+		{"Close", (*Server).Close},
+		{"Shutdown", func(s *Server) error { return s.Shutdown(context.Background()) }},
+	} {
+		t.Run(stop.name, func(t *testing.T) {
+			w := &endWatcher{accepting: make(chan struct{})}
+			lim := defaultLimits
+			lim.wrap = func(ln net.Listener) net.Listener { w.Listener = ln; return w }
+			srv, err := listen("127.0.0.1:0", http.NotFoundHandler(), lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-w.accepting
+			if err := stop.fn(srv); err != nil {
+				t.Fatalf("%s: %v", stop.name, err)
+			}
+			if !w.ended.Load() {
+				t.Fatalf("%s returned while the serving goroutine was still accepting", stop.name)
+			}
+		})
+	}
+}
+
+// errListenerBroken is the permanent failure of brokenListener.
+var errListenerBroken = errors.New("listener broken for good")
+
+// brokenListener fails every Accept with a permanent error, as a listener
+// whose socket went away does; failed is closed by the first.
+type brokenListener struct {
+	net.Listener
+	failed chan struct{}
+	once   sync.Once
+}
+
+func (l *brokenListener) Accept() (net.Conn, error) {
+	l.once.Do(func() { close(l.failed) })
+	return nil, errListenerBroken
+}
+
+// A listener that fails for good ends serving; Close reports why instead of
+// dropping the error.
+func TestCloseReportsWhyServingEnded(t *testing.T) {
+	broken := &brokenListener{failed: make(chan struct{})}
+	lim := defaultLimits
+	lim.wrap = func(ln net.Listener) net.Listener { broken.Listener = ln; return broken }
+	srv, err := listen("127.0.0.1:0", http.NotFoundHandler(), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-broken.failed
+	if err := srv.Close(); !errors.Is(err, errListenerBroken) {
+		t.Fatalf("Close = %v, want an error wrapping %v", err, errListenerBroken)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/stats"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -344,7 +345,7 @@ const ackerID = "__acker"
 
 func (a *stormAPI) topologyWindow(cur supervision.Stats, w windowed) stormWindowStats {
 	s := stormWindowStats{WindowPretty: windowPretty(w), Window: w.window}
-	var spouts counters
+	var spouts supervision.TaskStats
 	kinds := map[int]string{}
 	for _, t := range cur.Tasks {
 		kinds[t.Task] = t.Kind
@@ -352,15 +353,15 @@ func (a *stormAPI) topologyWindow(cur supervision.Stats, w windowed) stormWindow
 	for id, c := range w.tasks {
 		switch kinds[id] {
 		case "spout":
-			spouts.add(c)
+			stats.Add(&spouts, c)
 			fallthrough
 		case "bolt":
-			s.Emitted += c.emitted
-			s.Transferred += c.transferred
+			s.Emitted += c.Emitted
+			s.Transferred += c.Transferred
 		}
 	}
-	s.Acked, s.Failed = spouts.acked, spouts.failed
-	s.CompleteLatency = msString(spouts.completeTime, spouts.completeSamples)
+	s.Acked, s.Failed = spouts.Acked, spouts.Failed
+	s.CompleteLatency = msString(spouts.CompleteTime, spouts.CompleteSamples)
 	return s
 }
 
@@ -387,8 +388,8 @@ func (a *stormAPI) spout(cur supervision.Stats, id string, s componentWindow) st
 	n := a.parallelism(id)
 	return stormSpout{
 		SpoutID: id, EncodedSpoutID: url.PathEscape(id), Executors: n, Tasks: n,
-		Emitted: s.c.emitted, Transferred: s.c.transferred, Acked: s.c.acked, Failed: s.c.failed,
-		CompleteLatency: msString(s.c.completeTime, s.c.completeSamples),
+		Emitted: s.c.Emitted, Transferred: s.c.Transferred, Acked: s.c.Acked, Failed: s.c.Failed,
+		CompleteLatency: msString(s.c.CompleteTime, s.c.CompleteSamples),
 		stormLastError:  a.lastError(cur, id), Pending: cur.Components[id].Pending,
 		stormCheckpoint: checkpointOf(cur.Components[id]),
 	}
@@ -398,10 +399,10 @@ func (a *stormAPI) bolt(cur supervision.Stats, id string, s componentWindow) sto
 	n := a.parallelism(id)
 	return stormBolt{
 		BoltID: id, EncodedBoltID: url.PathEscape(id), Executors: n, Tasks: n,
-		Emitted: s.c.emitted, Transferred: s.c.transferred, Acked: s.c.acked, Failed: s.c.failed, Executed: s.c.executed,
+		Emitted: s.c.Emitted, Transferred: s.c.Transferred, Acked: s.c.Acked, Failed: s.c.Failed, Executed: s.c.Executed,
 		Capacity:       fmt.Sprintf("%.3f", finite(s.capacity)),
-		ExecuteLatency: msString(s.c.executeTime, s.c.executed),
-		ProcessLatency: msString(s.c.processTime, s.c.processSamples),
+		ExecuteLatency: msString(s.c.ExecuteTime, s.c.Executed),
+		ProcessLatency: msString(s.c.ProcessTime, s.c.ProcessSamples),
 		stormLastError: a.lastError(cur, id), MailboxDepth: cur.Components[id].MailboxDepth,
 		stormCheckpoint: checkpointOf(cur.Components[id]),
 	}
@@ -437,14 +438,14 @@ func (a *stormAPI) component(w http.ResponseWriter, r *http.Request) {
 		s := w.byComponent(cur)[id]
 		if kind == "spout" {
 			c.SpoutSummary = append(c.SpoutSummary, stormSpoutWindow{
-				WindowPretty: windowPretty(w), Window: w.window, Emitted: s.c.emitted, Transferred: s.c.transferred,
-				CompleteLatency: msString(s.c.completeTime, s.c.completeSamples), Acked: s.c.acked, Failed: s.c.failed,
+				WindowPretty: windowPretty(w), Window: w.window, Emitted: s.c.Emitted, Transferred: s.c.Transferred,
+				CompleteLatency: msString(s.c.CompleteTime, s.c.CompleteSamples), Acked: s.c.Acked, Failed: s.c.Failed,
 			})
 		} else {
 			c.BoltStats = append(c.BoltStats, stormBoltWindow{
-				WindowPretty: windowPretty(w), Window: w.window, Emitted: s.c.emitted, Transferred: s.c.transferred,
-				ExecuteLatency: msString(s.c.executeTime, s.c.executed), Executed: s.c.executed,
-				ProcessLatency: msString(s.c.processTime, s.c.processSamples), Acked: s.c.acked, Failed: s.c.failed,
+				WindowPretty: windowPretty(w), Window: w.window, Emitted: s.c.Emitted, Transferred: s.c.Transferred,
+				ExecuteLatency: msString(s.c.ExecuteTime, s.c.Executed), Executed: s.c.Executed,
+				ProcessLatency: msString(s.c.ProcessTime, s.c.ProcessSamples), Acked: s.c.Acked, Failed: s.c.Failed,
 				Capacity: fmt.Sprintf("%.3f", finite(s.capacity)),
 			})
 		}
@@ -472,7 +473,7 @@ func (a *stormAPI) executor(cur supervision.Stats, t supervision.TaskStats, w wi
 	e := stormExecutorStat{
 		ID: fmt.Sprintf("[%d-%d]", t.Task, t.Task), Host: a.host,
 		Uptime: prettyDuration(cur.Uptime), UptimeSeconds: int64(cur.Uptime.Seconds()),
-		Emitted: c.emitted, Transferred: c.transferred, Acked: c.acked, Failed: c.failed, Executed: c.executed,
+		Emitted: c.Emitted, Transferred: c.Transferred, Acked: c.Acked, Failed: c.Failed, Executed: c.Executed,
 		Task: t.Task, Pending: t.Pending, MailboxDepth: t.MailboxDepth, LastError: t.LastError,
 		Metrics: jsonSafe(t.Metrics), stormCheckpoint: checkpointOf(t),
 	}
@@ -481,10 +482,10 @@ func (a *stormAPI) executor(cur supervision.Stats, t supervision.TaskStats, w wi
 		e.LastErrorTime = &at
 	}
 	if kind == "spout" {
-		e.CompleteLatency = msString(c.completeTime, c.completeSamples)
+		e.CompleteLatency = msString(c.CompleteTime, c.CompleteSamples)
 	} else {
-		e.ExecuteLatency = msString(c.executeTime, c.executed)
-		e.ProcessLatency = msString(c.processTime, c.processSamples)
+		e.ExecuteLatency = msString(c.ExecuteTime, c.Executed)
+		e.ProcessLatency = msString(c.ProcessTime, c.ProcessSamples)
 		e.Capacity = fmt.Sprintf("%.3f", finite(capacity(c, w.span)))
 	}
 	return e
@@ -493,7 +494,7 @@ func (a *stormAPI) executor(cur supervision.Stats, t supervision.TaskStats, w wi
 // componentWindow is a component's counters over a window: sums over its
 // tasks, and the busiest task's capacity.
 type componentWindow struct {
-	c        counters
+	c        supervision.TaskStats
 	capacity float64
 }
 
@@ -502,7 +503,7 @@ func (w windowed) byComponent(cur supervision.Stats) map[string]componentWindow 
 	for _, t := range cur.Tasks {
 		s := out[t.Component]
 		c := w.tasks[t.Task]
-		s.c.add(c)
+		stats.Add(&s.c, c)
 		s.capacity = max(s.capacity, capacity(c, w.span))
 		out[t.Component] = s
 	}
@@ -510,11 +511,11 @@ func (w windowed) byComponent(cur supervision.Stats) map[string]componentWindow 
 }
 
 // capacity is Storm's: the fraction of the window spent executing.
-func capacity(c counters, span time.Duration) float64 {
+func capacity(c supervision.TaskStats, span time.Duration) float64 {
 	if span <= 0 {
 		return 0
 	}
-	return float64(c.executeTime) / float64(span)
+	return float64(c.ExecuteTime) / float64(span)
 }
 
 func events(es []supervision.Event) []stormEvent {

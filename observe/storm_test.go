@@ -259,18 +259,18 @@ func TestTenMinuteWindowWhileWatched(t *testing.T) {
 	var w windowed
 	for s := time.Duration(0); s <= 15*time.Minute; s += 2 * time.Second { // a page refreshing every 2 s
 		w = h.window(at(s, 1, 10), windowTenMinutes)
-		if s == 5*time.Minute && (w.span != 5*time.Minute || w.tasks[1].emitted != 3000) {
-			t.Errorf("at 5 min: span %v, emitted %d; want the incarnation's life", w.span, w.tasks[1].emitted)
+		if s == 5*time.Minute && (w.span != 5*time.Minute || w.tasks[1].Emitted != 3000) {
+			t.Errorf("at 5 min: span %v, emitted %d; want the incarnation's life", w.span, w.tasks[1].Emitted)
 		}
 	}
-	if w.span < tenMinutes || w.span > tenMinutes+sampleGap || w.tasks[1].emitted != 10*int64(w.span/time.Second) {
-		t.Errorf("at 15 min: span %v, emitted %d; want ten minutes or a sample gap more", w.span, w.tasks[1].emitted)
+	if w.span < tenMinutes || w.span > tenMinutes+sampleGap || w.tasks[1].Emitted != 10*int64(w.span/time.Second) {
+		t.Errorf("at 15 min: span %v, emitted %d; want ten minutes or a sample gap more", w.span, w.tasks[1].Emitted)
 	}
 	if len(h.samples) > int(tenMinutes/sampleGap)+2 {
 		t.Errorf("%d samples kept", len(h.samples))
 	}
-	if all := h.window(at(15*time.Minute, 1, 10), windowAllTime); all.span != 15*time.Minute || all.tasks[1].emitted != 9000 {
-		t.Errorf("all time: span %v, emitted %d", all.span, all.tasks[1].emitted)
+	if all := h.window(at(15*time.Minute, 1, 10), windowAllTime); all.span != 15*time.Minute || all.tasks[1].Emitted != 9000 {
+		t.Errorf("all time: span %v, emitted %d", all.span, all.tasks[1].Emitted)
 	}
 }
 
@@ -295,8 +295,8 @@ func TestTenMinuteWindowRestartsWithTheIncarnation(t *testing.T) {
 	for s := time.Duration(0); s <= 12*time.Minute; s += 10 * time.Second {
 		h.window(at(s, 1, 10), windowTenMinutes)
 	}
-	if w := h.window(at(30*time.Second, 2, 10), windowTenMinutes); w.span != 30*time.Second || w.tasks[1].emitted != 300 || len(h.samples) != 1 {
-		t.Errorf("after a restart: span %v, emitted %d, %d samples", w.span, w.tasks[1].emitted, len(h.samples))
+	if w := h.window(at(30*time.Second, 2, 10), windowTenMinutes); w.span != 30*time.Second || w.tasks[1].Emitted != 300 || len(h.samples) != 1 {
+		t.Errorf("after a restart: span %v, emitted %d, %d samples", w.span, w.tasks[1].Emitted, len(h.samples))
 	}
 }
 

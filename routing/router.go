@@ -114,10 +114,7 @@ func (r *Router) stream(tuple any) (*streamOut, error) {
 			return r.last, nil
 		}
 	}
-	if len(r.streams) == 0 {
-		return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprintf("%T", tuple), Reason: "the topology has no streams"}
-	}
-	return nil, &component.EmitError{Component: r.self.Component.ID, Stream: fmt.Sprint(reflect.TypeOf(tuple)), Reason: "its type is not a stream of the topology (declare it with Streams)"}
+	return nil, component.NotAStream(r.self.Component.ID, tuple, len(r.streams))
 }
 
 // typeWord is the dynamic type of v as the first word of the interface value:
@@ -293,15 +290,11 @@ func (r *Router) anchorEdge(t *dsl.Tuple, roots *dsl.TupleID) {
 }
 
 func (r *Router) checkDirect(s *streamOut, direct int) error {
-	switch {
-	case direct != 0 && len(s.dists) > 0 && !s.direct:
-		return &component.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Task: direct, Reason: "EmitDirect on a stream whose subscribers do not use direct grouping"}
-	case direct == 0 && s.direct:
-		return &component.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Reason: "the stream is direct: use EmitDirect with a task id"}
-	case direct != 0 && !r.directTarget(s, direct):
-		return &component.EmitError{Component: r.self.Component.ID, Stream: s.stream.Name, Task: direct, Reason: fmt.Sprintf("task %d does not subscribe to the stream", direct)}
+	if err := component.CheckDirect(r.self.Component.ID, s.stream.Name, direct, len(s.dists) > 0, s.direct,
+		direct != 0 && r.directTarget(s, direct)); err != nil {
+		return err
 	}
-	return nil
+	return nil // not a typed nil *EmitError
 }
 
 func (r *Router) directTarget(s *streamOut, task int) bool {

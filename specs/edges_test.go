@@ -367,6 +367,7 @@ var _ = Describe("Edges: Stop always returns", Label("edges", "lifecycle"), func
 		Expect(errors.As(err, &te)).To(BeTrue(), "%v", err)
 		Expect(te.Component).To(Equal("wedged"))
 		Expect(err.Error()).To(ContainSubstring("still running"))
+		Expect(err).To(MatchError(supervision.ErrStuck), "a stuck task is testable with errors.Is")
 		Expect(r.Done()).To(BeClosed())
 	})
 

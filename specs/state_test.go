@@ -314,6 +314,7 @@ var _ = Describe("Stateful bolts", Label("state"), func() {
 		_, err := supervision.Run(context.Background(), statefulCount("storeless", sheltertest.NewLog(lines...), nil, nil), supervision.WithLogger(zap.NewNop()))
 		Expect(err).To(MatchError(ContainSubstring("needs a store")))
 		Expect(err).To(MatchError(ContainSubstring("supervision.WithStore")))
+		Expect(err).To(MatchError(supervision.ErrNoStore), "a missing store is testable with errors.Is")
 	})
 
 	It("Build warns that max spout pending throttles a topology with state", Label("validation"), func() {

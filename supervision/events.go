@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/trace"
 )
 
@@ -42,7 +41,8 @@ type Event struct {
 }
 
 // TraceEvent is one message a task received (Out false) or sent (Out true), as
-// the reference message flows name them; see [WithTrace].
+// the reference message flows name them; see [WithTrace]. It is the runtime's
+// own trace record, handed over as is: one struct for both.
 //
 // Kind is one of: "Activate", "Deactivate", "Stop" (lifecycle, received); "Next" (a
 // spout asked for a message); "Emit" (sent: Value, Anchors, Direct); "Tuple" (a
@@ -51,31 +51,15 @@ type Event struct {
 // beat); "AckerStep" (an acker applied Op, one of "Track", "Anchor", "Ok" and
 // "Fail", to tree Root: Edge, Spout, and XOR and Outcome afterwards, Outcome
 // being "", "complete", "failed" or "refused").
-type TraceEvent struct {
-	Component string // "__acker" and "__system" for those tasks
-	Task      int
-	Out       bool
-	Kind      string
-	Value     any           // Emit: the emitted value
-	Input     dsl.Tuple     // Tuple: the input
-	ID        dsl.TupleID   // Ok, Fail: the input's id
-	Anchors   []dsl.TupleID // Emit: the trees the emit joins
-	Direct    int           // Emit: the direct target, 0 for grouped
-	Root      uint64        // Ack, Nack, AckerStep: the tree
-	Op        string        // AckerStep
-	Edge      uint64        // AckerStep: the edge XORed in or out
-	Spout     int           // AckerStep: the tree's spout task
-	XOR       uint64        // AckerStep: the tree's accumulator afterwards
-	Outcome   string        // AckerStep
-}
-
-// traceFunc adapts fn to the runtime's trace (the two structs are one shape).
-func traceFunc(fn func(TraceEvent)) func(trace.Event) {
-	if fn == nil {
-		return nil
-	}
-	return func(e trace.Event) { fn(TraceEvent(e)) }
-}
+//
+// Its fields: Component ("__acker" and "__system" for those tasks), Task,
+// Out, Kind; Value (Emit: the emitted value); Input (Tuple: the input); ID
+// (Ok, Fail: the input's id); Anchors (Emit: the trees the emit joins);
+// Direct (Emit: the direct target, 0 for grouped); Root (Ack, Nack,
+// AckerStep: the tree); Op, Edge (the edge XORed in or out), Spout (the
+// tree's spout task), XOR (the tree's accumulator afterwards) and Outcome
+// (AckerStep).
+type TraceEvent = trace.Event
 
 // backoff returns the wait before restart attempt n (n >= 1): min(base·2^n, cap).
 func backoff(base, cap time.Duration, n int) time.Duration {

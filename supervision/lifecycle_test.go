@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/goshelter/goshelter/actors"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/testsupport"
@@ -489,17 +488,6 @@ func TestDefaultLoggerLogsWarnings(t *testing.T) {
 	l := defaultLogger()
 	if !l.Core().Enabled(zapcore.WarnLevel) || l.Core().Enabled(zapcore.InfoLevel) {
 		t.Error("the default logger must log warnings and errors, nothing below")
-	}
-}
-
-func TestTaskStatsCarryTheLastError(t *testing.T) {
-	at := time.Unix(5, 0)
-	got := taskStats(actors.Snapshot{Task: 3, LastError: "disk full", LastErrorTime: at, Executed: 2, ExecuteNanos: int64(4 * time.Millisecond)})
-	if got.LastError != "disk full" || got.LastErrorTask != 3 || !got.LastErrorTime.Equal(at) || got.ExecuteLatency != 2*time.Millisecond {
-		t.Errorf("task stats %+v, want the last error in task 3 and a 2ms execute latency", got)
-	}
-	if none := taskStats(actors.Snapshot{Task: 3}); none.LastErrorTask != 0 || !none.LastErrorTime.IsZero() {
-		t.Errorf("task stats %+v: no last error, no task for it", none)
 	}
 }
 

@@ -72,6 +72,10 @@ func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error)
 	if o.logger == nil {
 		o.logger = defaultLogger()
 	}
+	if o.store == nil && t.HasState() {
+		// The host's own option is missing: say so before any task starts.
+		return nil, fmt.Errorf("topology %q: %w", t.Name, ErrNoStore)
+	}
 	r := &Running{
 		opts: o, plan: routing.Compile(t), log: o.logger.With(zap.String("topology", t.Name)),
 		failures: make(chan actors.Failure, 64), stable: make(chan int, 1),
@@ -120,7 +124,7 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 	defer stop()
 	inc, err := r.system.Start(ctx, r.plan, actors.Config{
 		Name: fmt.Sprintf("i%d/", n), Logger: r.opts.logger, Clock: r.opts.clock,
-		IDs: idSources(r.opts.ids), Trace: traceFunc(r.opts.trace), DrainTimeout: r.opts.drainTimeout,
+		IDs: idSources(r.opts.ids), Trace: r.opts.trace, DrainTimeout: r.opts.drainTimeout,
 		Store: r.opts.store,
 	})
 	if err != nil {
@@ -289,7 +293,7 @@ func (r *Running) stopIncarnation(inc *actors.Topology, drain context.Context) e
 func (r *Running) stuckError(stuck []actors.Failure) error {
 	var errs []error
 	for _, f := range stuck {
-		errs = append(errs, taskError(r.plan.Topology.Name, f))
+		errs = append(errs, stuckTask(r.plan.Topology.Name, f))
 	}
 	return errors.Join(errs...)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/hooks"
 	"github.com/goshelter/goshelter/internal/testsupport"
-	"github.com/goshelter/goshelter/internal/trace"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: every
@@ -111,61 +110,6 @@ func TestIDSources(t *testing.T) {
 	}
 	if calls[7] != 1 {
 		t.Errorf("the generator of task 7 was made %d times, want 1", calls[7])
-	}
-}
-
-func TestTraceFunc(t *testing.T) {
-	if traceFunc(nil) != nil {
-		t.Error("no WithTrace must mean no tracing (nil)")
-	}
-	var got TraceEvent
-	fn := traceFunc(func(e TraceEvent) { got = e })
-	in := trace.Event{Component: "__acker", Task: 4, Kind: "AckerStep", Op: "Ok", Root: 1, Edge: 2, XOR: 0, Outcome: "complete"}
-	fn(in)
-	if !reflect.DeepEqual(got, TraceEvent(in)) {
-		t.Errorf("traced %+v, want %+v", got, in)
-	}
-}
-
-func TestSumComponents(t *testing.T) {
-	tasks := []TaskStats{
-		{Component: "split", Kind: "bolt", Task: 1, Executed: 2, Acked: 2, ExecuteTime: 4 * time.Millisecond,
-			Transferred: 5, SentTo: map[int]int64{3: 5}, Metrics: map[string]any{"depth": 1}},
-		{Component: "split", Kind: "bolt", Task: 2, Executed: 6, Acked: 5, Failed: 1, ExecuteTime: 4 * time.Millisecond,
-			ProcessSamples: 1, ProcessTime: time.Millisecond, Transferred: 7, SentTo: map[int]int64{3: 2, 4: 5}},
-		{Component: "lines", Kind: "spout", Task: 3, Emitted: 4, CompleteSamples: 2, CompleteTime: 6 * time.Millisecond},
-	}
-	sums := sumComponents(tasks)
-	split := sums["split"]
-	want := TaskStats{Component: "split", Kind: "bolt", Executed: 8, Acked: 7, Failed: 1, ExecuteTime: 8 * time.Millisecond,
-		ProcessSamples: 1, ProcessTime: time.Millisecond, Transferred: 12, SentTo: map[int]int64{3: 7, 4: 5},
-		Metrics: map[string]any{"depth": 1}, ExecuteLatency: time.Millisecond, ProcessLatency: time.Millisecond}
-	if !reflect.DeepEqual(split, want) {
-		t.Errorf("sum of split\n got %+v\nwant %+v", split, want)
-	}
-	if lines := sums["lines"]; lines.Emitted != 4 || lines.CompleteLatency != 3*time.Millisecond || lines.Kind != "spout" {
-		t.Errorf("sum of lines %+v", lines)
-	}
-	if _, ok := sums["typo"]; ok || len(sums) != 2 {
-		t.Errorf("sums %v, want exactly split and lines", sums)
-	}
-	if tasks[0].SentTo[3] != 5 {
-		t.Error("summing changed a task's own SentTo")
-	}
-}
-
-// TestSumComponentsOfCheckpoints: a component shows its tasks' last
-// checkpoint as the highest id, the slowest task's duration and the bytes of
-// all of them.
-func TestSumComponentsOfCheckpoints(t *testing.T) {
-	tasks := []TaskStats{
-		{Component: "count", Kind: "bolt", Task: 1, Checkpoint: 4, CheckpointDuration: 3 * time.Millisecond, CheckpointBytes: 100},
-		{Component: "count", Kind: "bolt", Task: 2, Checkpoint: 5, CheckpointDuration: time.Millisecond, CheckpointBytes: 20},
-		{Component: "count", Kind: "bolt", Task: 3},
-	}
-	sum := sumComponents(tasks)["count"]
-	if sum.Checkpoint != 5 || sum.CheckpointDuration != 3*time.Millisecond || sum.CheckpointBytes != 120 {
-		t.Errorf("sum of count: checkpoint %d, %v, %d bytes; want 5, 3ms, 120 bytes", sum.Checkpoint, sum.CheckpointDuration, sum.CheckpointBytes)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package trace is the vocabulary of the runtime's message trace: one Event per
 // message a task receives or sends, as the reference message flows describe
-// them. supervision.TraceEvent is the same struct, for users.
+// them. supervision.TraceEvent is an alias of [Event], so the runtime's
+// records reach users as they are: no second struct, no conversion.
 package trace
 
 import "github.com/goshelter/goshelter/dsl"
