@@ -407,6 +407,11 @@ func (r *Running) Wait() error {
 // Done is closed when the topology is down.
 func (r *Running) Done() <-chan struct{} { return r.done }
 
+// Topology returns the topology r runs, as Run was given it. Tools that watch
+// a running topology read its components from it (sheltertest.WaitIdle finds
+// the kit's sources among its spouts); it must not be modified.
+func (r *Running) Topology() *dsl.Topology { return r.plan.Topology }
+
 // idSources adapts WithIDs' generators to the runtime's id sources.
 func idSources(fn func(task int) func() uint64) func(task int) ids.Source {
 	if fn == nil {
