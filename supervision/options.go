@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/internal/clock"
+	"github.com/goshelter/goshelter/internal/hops"
 	"go.uber.org/zap"
 )
 
@@ -27,6 +28,7 @@ type options struct {
 	ids          func(task int) func() uint64
 	drainTimeout time.Duration
 	store        state.Store
+	hops         *hops.Probe // the bench's probe, from Run's ctx (hops.NewContext)
 }
 
 // The restart defaults: FsShelter's, with Storm-like limits.

@@ -10,6 +10,7 @@ import (
 	"github.com/goshelter/goshelter/actors"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
@@ -69,6 +70,7 @@ func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error)
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	o.hops = hops.FromContext(ctx)
 	if o.logger == nil {
 		o.logger = defaultLogger()
 	}
@@ -121,7 +123,7 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 	inc, err := r.system.Start(ctx, r.plan, actors.Config{
 		Name: fmt.Sprintf("i%d/", n), Logger: r.opts.logger, Clock: r.opts.clock,
 		IDs: idSources(r.opts.ids), Trace: traceFunc(r.opts.trace), DrainTimeout: r.opts.drainTimeout,
-		Store: r.opts.store,
+		Store: r.opts.store, Hops: r.opts.hops,
 	})
 	if err != nil {
 		stuck := inc.Stop(ctx) // ctx has ended: no drain
