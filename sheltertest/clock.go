@@ -7,14 +7,15 @@ import (
 	"github.com/goshelter/goshelter/supervision"
 )
 
-// Clock is a clock that moves only when told to, as zap's test clock: a
-// supervision.Clock for [supervision.WithClock] (see [Clock.Option]). Once a
-// topology runs on it, everything the runtime times reads it: tuple timeouts,
-// spout waits, tick tuples, processing-time windows, restart back-off and
-// stable periods, so a 30-second timeout runs in microseconds. Components read
-// it as dsl.TaskInfo.Now. Durations the runtime measures (latencies) stay
-// wall-clock time, and so does the batch flush interval: it bounds how long a
-// tuple waits to leave its task, so tuples flow whether or not the clock moves.
+// Clock is a clock that moves only when told to, as zap's test clock. It holds
+// a [supervision.Clock], and [Clock.Option] is [supervision.WithClock] with it.
+// Once a topology runs on it, everything the runtime times reads it: tuple
+// timeouts, spout waits, tick tuples, processing-time windows, restart
+// back-off and stable periods, so a 30-second timeout runs in microseconds.
+// Components read it as dsl.TaskInfo.Now. Durations the runtime measures
+// (latencies) stay wall-clock time, and so does the batch flush interval: it
+// bounds how long a tuple waits to leave its task, so tuples flow whether or
+// not the clock moves.
 // It is safe for concurrent use.
 type Clock struct{ m *clock.Manual }
 
