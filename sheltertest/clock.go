@@ -35,12 +35,16 @@ func (c *Clock) Option() supervision.Option { return supervision.WithClock(c.m) 
 // [Source.WaitOutcomes] or [Source.WaitSettled] (what reached the source),
 // [Recorder.Wait], or a channel your component closes.
 //
-// What a timer reaches comes in order: a task handles what was sent to it
-// before Advance first, so a tree whose tuple a bolt received before Advance
-// was called is timed out by a rotation that Advance runs (its Track reached
-// the acker before the tuple left the spout). A tree still on its way (a
-// source's message handed out, not yet seen downstream) may miss it: wait for
-// the tuple to arrive before advancing past its timeout, or advance again.
+// A timer's message comes after the acks, Tracks and outcomes sent to the
+// same task before it: an acker rotates only once it has applied what was
+// queued to it when Advance ran, so a tree whose tuple a bolt received before
+// Advance was called is timed out by a rotation that Advance runs (its Track
+// reached the acker before the tuple left the spout). A tree still on its way
+// (a source's message handed out, not yet seen downstream) may miss it: wait
+// for the tuple to arrive before advancing past its timeout, or advance
+// again. A bolt's tick goes ahead of the inputs still queued to it: wait for
+// the inputs a tick must see to be executed (a window's, say) before
+// advancing.
 //
 // A repeating timer runs once however many periods d spans, as a time.Ticker
 // gives a slow receiver one tick, but every beat still counts:
