@@ -56,9 +56,6 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 		}
 	case idle:
 		a.flush()
-	case settle:
-		a.flush()
-		close(m.done)
 	case activate:
 		a.trace.in("Activate")
 		close(m.done)
@@ -91,7 +88,7 @@ func (a *ackerTask) apply(op ackerOp) {
 		}
 	case complete:
 		a.open--
-		if p := hops.On(); p != nil {
+		if p := a.inc.hops; p != nil {
 			p.Mark(op.Root, hops.Completed)
 		}
 		f := a.feedback(spout)
@@ -156,7 +153,7 @@ func (a *ackerTask) flushIfFull(spout int, f *feedback) {
 
 // post sends feedback to a spout task.
 func (a *ackerTask) post(spout int, f *feedback) {
-	if p := hops.On(); p != nil {
+	if p := a.inc.hops; p != nil {
 		for _, root := range f.acked {
 			p.Mark(root, hops.OutcomeFlush)
 		}

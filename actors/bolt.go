@@ -57,9 +57,6 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		b.ckpt.commit(b, m.id)
 	case idle:
 		b.flush()
-	case settle:
-		b.flush()
-		close(m.done)
 	case invoke:
 		m.fn(b)
 	case failTask:
@@ -174,7 +171,7 @@ func (b *boltTask) system(v any) {
 func (b *boltTask) executeAll(batch *tupleBatch) {
 	start := time.Now()
 	b.began = b.inc.flushEpoch.Load()
-	if p := hops.On(); p != nil {
+	if p := b.inc.hops; p != nil {
 		markBatch(p, batch, hops.Taken)
 	}
 	for i := 0; i < batch.len(); {
@@ -342,7 +339,7 @@ func (b *boltTask) ack(in *dsl.Tuple) {
 	if in.ID.Edge == 0 {
 		return
 	}
-	if p := hops.On(); p != nil {
+	if p := b.inc.hops; p != nil {
 		p.Mark(in.ID.Root, hops.Executed)
 	}
 	if b.ckpt != nil && b.ckpt.holds {

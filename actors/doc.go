@@ -52,6 +52,9 @@
 // # Timer beats
 //
 // Ticks (tick tuples, acker rotations, spout nudges) coalesce: a busy task has
-// at most one pending, and it is served alternately with other messages, so
-// neither starves the other.
+// at most one pending. It is served in order with the control messages sent
+// before it (an acker rotates after the Tracks queued to it, so a test that
+// moves a manual clock once a tuple reached a bolt times its tree out), ahead
+// of the data lane, and after one input when the last message served was a
+// tick too, so neither starves the other.
 package actors

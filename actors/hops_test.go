@@ -9,12 +9,12 @@ import (
 	"github.com/goshelter/goshelter/internal/ids"
 )
 
-// The bench's hop probe: every call site marks its hop while a probe is
-// installed, and none touches it while none is (the trees below are all
+// The bench's hop probe: every call site marks its hop when the incarnation
+// has a probe, and none touches it when it has none (the trees below are all
 // sampled, so a site that called a missing probe would fail its task).
 func TestTheHopProbeSeesEveryHopOfASampledTree(t *testing.T) {
 	const n = 20
-	run := func() {
+	run := func(p *hops.Probe) {
 		acked := newCountdown(n)
 		b := dsl.New("hops", dsl.Conf{dsl.AckerTasks: 1})
 		spout := b.Spout("numbers", numbers(n, acked, func(id int) { t.Errorf("message %d nacked", id) }))
@@ -27,17 +27,15 @@ func TestTheHopProbeSeesEveryHopOfASampledTree(t *testing.T) {
 		top := newHost(t).start(t, build(t, b), Config{IDs: func(task int) ids.Source {
 			var seq atomic.Uint64 // every id sampled (low 8 bits zero), and unique across tasks
 			return ids.Func(func() uint64 { return uint64(task)<<40 | seq.Add(1)<<8 })
-		}})
+		}, Hops: p})
 		wait(t, acked.done, "every message acked")
 		stop(t, top)
 	}
 
-	run() // no probe installed
+	run(nil) // no probe
 
 	p := hops.NewProbe()
-	hops.Install(p)
-	defer hops.Install(nil)
-	run()
+	run(p)
 	spans, total := p.Spans()
 	if len(total) != n {
 		t.Errorf("%d trees timed from emit to outcome, want %d", len(total), n)

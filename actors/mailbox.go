@@ -24,11 +24,9 @@ const yieldEvery = 256
 
 // queue is an unbounded FIFO used by the system and control lanes.
 type queue struct {
-	mu     sync.Mutex // mu guards items, head, pushed and popped
-	items  []any
-	head   int
-	pushed uint64 // messages ever pushed and popped, for a barrier (nextGate)
-	popped uint64
+	mu    sync.Mutex // mu guards items and head
+	items []any
+	head  int
 	// waiting counts the messages queued, so that pop on an empty queue (the
 	// system lane before every message a task serves) takes no lock. A push
 	// it misses is not lost: the pusher schedules the mailbox after pushing.
@@ -38,16 +36,8 @@ type queue struct {
 func (q *queue) push(m any) {
 	q.mu.Lock()
 	q.items = append(q.items, m)
-	q.pushed++
 	q.waiting.Add(1)
 	q.mu.Unlock()
-}
-
-// marks returns how many messages were ever pushed and popped.
-func (q *queue) marks() (pushed, popped uint64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.pushed, q.popped
 }
 
 func (q *queue) pop() any {
@@ -62,7 +52,6 @@ func (q *queue) pop() any {
 	m := q.items[q.head]
 	q.items[q.head] = nil
 	q.head++
-	q.popped++
 	q.waiting.Add(-1)
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
@@ -96,12 +85,16 @@ type mailbox struct {
 	suspended atomic.Bool
 	pending   atomic.Int64 // messages posted and not yet taken, all lanes
 
-	// ticks counts timer beats not yet delivered. Beats coalesce into one tick
-	// message, so a task slower than its tick period never builds a backlog of
-	// them, and a tick is served only after some other message was (when one
-	// waits), so ticks never starve inputs nor inputs ticks.
-	ticks         atomic.Int32
-	servedNonTick bool // touched only by the goroutine running the mailbox
+	// ticks counts timer beats not yet delivered. Beats coalesce into one tick,
+	// so a task slower than its tick period never builds a backlog of them.
+	// The first beat puts tickMark on the control lane: the tick is served in
+	// order with the control messages sent before it (an acker's rotation
+	// comes after the Tracks sent to it before the timer fired, which is what
+	// lets a test that moves a manual clock wait for the effect), and ahead of
+	// the data lane, but right after a tick one input goes first (afterTick),
+	// so ticks never starve inputs nor inputs ticks.
+	ticks     atomic.Int32
+	afterTick bool // the last message served was a tick; touched only by the goroutine running the mailbox
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
@@ -109,9 +102,12 @@ type mailbox struct {
 	// processFn is m.process made once (a method value allocates).
 	workers   *workers
 	processFn func()
-
-	gate nextGate // a spout task's, for a test clock's barrier (barrier.go)
 }
+
+// tickMark stands on the control lane for the beats in mailbox.ticks.
+type tickMark struct{}
+
+var tickMarkMsg any = tickMark{}
 
 func newMailbox(slots int) *mailbox {
 	return &mailbox{data: make(chan any, slots), closed: make(chan struct{}), terminated: make(chan struct{})}
@@ -164,6 +160,7 @@ func (m *mailbox) postTick(beats int) {
 		if m.ticks.CompareAndSwap(old, old+min(add, math.MaxInt32-old)) {
 			if old == 0 {
 				m.pending.Add(1)
+				m.control.push(tickMarkMsg)
 				m.schedule()
 			}
 			return
@@ -171,17 +168,14 @@ func (m *mailbox) postTick(beats int) {
 	}
 }
 
-// takeTick returns the coalesced beats as one message, or false if none.
+// takeTick returns the coalesced beats as one message, or false if none; the
+// mailbox calls it when it takes tickMark off the control lane.
 func (m *mailbox) takeTick() (tick, bool) {
-	if m.ticks.Load() == 0 {
-		return tick{}, false // a plain load: the swap below is a locked instruction, and this runs for every message
-	}
 	n := m.ticks.Swap(0)
 	if n == 0 {
 		return tick{}, false
 	}
 	m.pending.Add(-1)
-	m.servedNonTick = false
 	return tick{n: n}, true
 }
 
@@ -202,13 +196,10 @@ func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher acto
 
 func (m *mailbox) Start() {}
 
-// UserMessageCount returns the messages waiting on the control and data lanes.
+// UserMessageCount returns the messages waiting on the control and data lanes
+// (a pending tick counts once, as its tickMark).
 func (m *mailbox) UserMessageCount() int {
-	n := m.control.len() + len(m.data)
-	if m.ticks.Load() > 0 {
-		n++
-	}
-	return n
+	return m.control.len() + len(m.data)
 }
 
 // waiting reports whether a message, a tick or a batch waits, with one load
@@ -275,37 +266,25 @@ func (m *mailbox) run() {
 		if m.suspended.Load() {
 			return
 		}
-		if m.servedNonTick {
-			if t, ok := m.takeTick(); ok {
-				msg = t
-				m.invoker.InvokeUserMessage(t)
-				dirty = true
-				continue
-			}
-		}
 		if msg = m.control.pop(); msg != nil {
-			m.pending.Add(-1)
-			m.tickBefore(msg)
-			m.servedNonTick = true
-			m.invoker.InvokeUserMessage(msg)
+			if msg == tickMarkMsg {
+				m.serveTick(&msg)
+			} else {
+				m.pending.Add(-1)
+				m.afterTick = false
+				m.invoker.InvokeUserMessage(msg)
+			}
 			dirty = true
 			continue
 		}
 		select {
 		case msg = <-m.data:
 			m.pending.Add(-1)
-			m.tickBefore(msg)
-			m.servedNonTick = true
+			m.afterTick = false
 			m.invoker.InvokeUserMessage(msg)
 			dirty = true
 			continue
 		default:
-		}
-		if t, ok := m.takeTick(); ok { // nothing else waits
-			msg = t
-			m.invoker.InvokeUserMessage(t)
-			dirty = true
-			continue
 		}
 		if !dirty {
 			return
@@ -316,13 +295,22 @@ func (m *mailbox) run() {
 	}
 }
 
-// tickBefore serves a pending tick before msg if msg is a barrier's settle:
-// the barrier waits for the ticks posted before it too (barrier.go).
-func (m *mailbox) tickBefore(msg any) {
-	if _, ok := msg.(settle); !ok {
-		return
+// serveTick serves the beats tickMark stood for. If the message served last
+// was a tick too (a task whose tick outlasts its period, or a test that
+// advances its clock from the tick), one input waiting on the data lane goes
+// first. It sets *msg to each message before serving it, for run's recover.
+func (m *mailbox) serveTick(msg *any) {
+	if m.afterTick {
+		select {
+		case *msg = <-m.data:
+			m.pending.Add(-1)
+			m.invoker.InvokeUserMessage(*msg)
+		default:
+		}
 	}
 	if t, ok := m.takeTick(); ok {
+		*msg = t
+		m.afterTick = true
 		m.invoker.InvokeUserMessage(t)
 	}
 }

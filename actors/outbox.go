@@ -158,7 +158,7 @@ func (o *outbox) flushAcker(a int) {
 	}
 	o.countTrees()
 	o.acks[a] = nil
-	if p := hops.On(); p != nil {
+	if p := o.inc.hops; p != nil {
 		for i := range b.ops {
 			if b.ops[i].Kind == opOk {
 				p.Mark(b.ops[i].Root, hops.AckFlush)
@@ -183,7 +183,7 @@ func (o *outbox) flushTo(task int) {
 		return
 	}
 	o.data[task] = nil
-	if p := hops.On(); p != nil {
+	if p := o.inc.hops; p != nil {
 		markBatch(p, b, hops.SpoutFlush)
 	}
 	n := int64(b.len())
@@ -196,9 +196,6 @@ func (o *outbox) flushTo(task int) {
 		putBatch(b)
 	}
 }
-
-// holds reports whether anything is buffered.
-func (o *outbox) holds() bool { return len(o.dirty) > 0 || len(o.ackDirty) > 0 }
 
 // flush sends everything buffered, acker batches first.
 func (o *outbox) flush() {

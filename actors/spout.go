@@ -42,9 +42,6 @@ type spoutTask struct {
 	epoch uint64
 	nexts int
 	slow  bool
-	// settling is set under a test's manual clock, whose barrier meets the
-	// spout at its Next calls (next).
-	settling bool
 	// emitted counts emits since the last publish: one plain add per tuple,
 	// one atomic add to the stats per message (publish), not per tuple.
 	emitted int64
@@ -79,10 +76,6 @@ func (s *spoutTask) Receive(ctx actor.Context) {
 		s.checkpoint(m)
 	case idle:
 		s.out.flush()
-	case settle:
-		s.out.flush()
-		s.box.gate.release(&s.box.control) // m.done among others
-
 	case activate:
 		s.trace.in("Activate")
 		s.active = true
@@ -147,7 +140,6 @@ func (s *spoutTask) start() {
 	s.impl = newSpoutTask(s.task.Component, info)
 	s.router = s.inc.plan.NewRouter(s.task, s.out, s.inc.ids(s.task.ID))
 	s.max = info.Settings.MaxSpoutPending
-	_, s.settling = s.inc.clock.(settler)
 	// Without a flush beat nothing would ever tell a fast source from a slow
 	// one: batches then flush when full or idle only, as configured.
 	s.slow = s.inc.plan.Topology.Settings.BatchFlushInterval > 0
@@ -209,8 +201,7 @@ func (s *spoutTask) resume() {
 // Several bursts share a turn because a turn costs a message through the
 // spout's own control lane, about ten locked instructions, and on two cores
 // each of those waits for the batch stores the other core must hand over
-// first. (A test clock's barrier sees no difference: every burst ends with a
-// flush, and its settle message waits in the mailbox, which ends the turn.)
+// first.
 func (s *spoutTask) turn(bursts int) {
 	s.wait = nil
 	for i := 1; ; i++ {
@@ -239,11 +230,8 @@ func (s *spoutTask) calls() bool {
 			s.out.flush()
 			return false // an ack or nack resumes
 		}
-		if s.settling && !s.box.gate.enter(&s.box.control, s.out.flush, s.out.holds) {
-			break // a barrier waits for acks or nacks queued: serve them first
-		}
 		s.trace.in("Next")
-		if !s.next() {
+		if !s.impl.Next(s) {
 			// The wait is armed before the flush, so whoever sees the tuples
 			// arrive (a test about to move its clock) knows it is armed.
 			if s.wait == nil {
@@ -264,17 +252,6 @@ func (s *spoutTask) calls() bool {
 	}
 	s.out.flush()
 	return true
-}
-
-// next calls the source's Next; under a test's manual clock it tells the
-// clock's barrier (barrier.go) when the spout is in Next.
-func (s *spoutTask) next() bool {
-	if !s.settling {
-		return s.impl.Next(s)
-	}
-	ok := s.impl.Next(s)
-	s.box.gate.leave()
-	return ok
 }
 
 func (s *spoutTask) backOff() {
@@ -316,7 +293,7 @@ func (s *spoutTask) emit(tuple any, tracked bool, direct int) uint64 {
 	if root != 0 {
 		s.out.openTree() // before the release may flush its Track and tuples
 	}
-	if p := hops.On(); p != nil {
+	if p := s.inc.hops; p != nil {
 		p.Mark(root, hops.Emit)
 	}
 	s.out.release()
@@ -375,7 +352,7 @@ func (s *spoutTask) feedback(f *feedback) {
 		panic(taskFailure{fmt.Errorf("spout %q task %d: %d messages failed or timed out in a topology with state: rolling back to the last checkpoint",
 			s.task.Component.ID, s.task.ID, nacked)})
 	}
-	if s.wait != nil && settled > 0 && !s.settling {
+	if s.wait != nil && settled > 0 {
 		// Backing off: outcomes came back, so the source gets one burst now,
 		// as a hand-written loop would wake on them, instead of sleeping out
 		// the whole spout wait and then emitting everything at once. The
@@ -398,7 +375,7 @@ func (s *spoutTask) outcome(root uint64, acked bool) {
 		s.trace.outcome(kind, root)
 	}
 	s.lat.settle(root, acked, s.stats)
-	if p := hops.On(); p != nil && acked {
+	if p := s.inc.hops; p != nil && acked {
 		p.Mark(root, hops.Settled)
 	}
 	if acked {

@@ -40,7 +40,6 @@ func (t *Topology) Stop(ctx context.Context) (stuck []Failure) {
 func (t *Topology) stop(ctx context.Context) []Failure {
 	defer t.host.forget(t)
 	defer t.inc.workers.close() // after every task has stopped or was given up
-	t.inc.halt()                // a clock's Advance under way waits for the tasks no more
 	order := t.activationOrder()
 	ackers, bolts, spouts, system := order[0], order[1], order[2], order[3]
 	timeout := t.drainTimeout()

@@ -53,9 +53,6 @@ func (s *systemTask) startTimers() {
 		epoch := &s.inc.flushEpoch
 		s.timers = append(s.timers, s.inc.beatClock().Every(flush, func(int) { epoch.Add(1) }))
 	}
-	if m, ok := s.inc.clock.(settler); ok { // a test's manual clock: see barrier.go
-		s.timers = append(s.timers, timerFunc(m.Settle(newBarrier(s.inc).settle)))
-	}
 	for _, c := range p.Topology.Components {
 		freq := c.Settings.TickFrequency
 		if c.Bolt == nil || freq <= 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/goshelter/goshelter/acker"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/internal/stats"
 	"github.com/goshelter/goshelter/internal/trace"
@@ -35,6 +36,9 @@ type Config struct {
 	// Store keeps the checkpoints of a topology with stateful bolts; such a
 	// topology does not start without one.
 	Store state.Store
+	// Hops, when set, times the hops of sampled trees (the bench's probe):
+	// tasks check this one field, and nothing else is paid without it.
+	Hops *hops.Probe
 }
 
 // errBroken ends a wait because a task failed; the failure itself reaches the
@@ -63,17 +67,13 @@ type incarnation struct {
 	// beat drives flushEpoch: the wall clock, whatever clock the timeouts
 	// read (see systemTask); nil means the wall clock.
 	beat clock.Clock
-	// halted is closed when the incarnation starts to stop or a task fails:
-	// a barrier (barrier.go) waits for its tasks no more.
-	halted   chan struct{}
-	haltOnce sync.Once
+	// hops is Config.Hops: nil but in the bench's hop runs.
+	hops *hops.Probe
 	// ckpt takes the checkpoints of a topology with state; nil without.
 	ckpt *checkpointer
 	// workers runs the tasks' mailboxes; closed when the stop has ended.
 	workers *workers
 }
-
-func (inc *incarnation) halt() { inc.haltOnce.Do(func() { close(inc.halted) }) }
 
 func (inc *incarnation) beatClock() clock.Clock {
 	if inc.beat == nil {
@@ -153,7 +153,7 @@ func newTopology(plan *routing.Plan, cfg Config, host *System) *Topology {
 		cfg.Clock = clock.Real()
 	}
 	inc := &incarnation{plan: plan, cfg: cfg, gauge: newGauge(), clock: cfg.Clock,
-		log: cfg.Logger.With(zap.String("topology", plan.Topology.Name)), halted: make(chan struct{}), workers: newWorkers()}
+		log: cfg.Logger.With(zap.String("topology", plan.Topology.Name)), hops: cfg.Hops, workers: newWorkers()}
 	inc.life, inc.end = context.WithCancelCause(context.Background())
 	t := &Topology{inc: inc, host: host, byPID: map[string]int{}, failed: map[int]bool{},
 		failChanged: make(chan struct{}), broken: make(chan struct{})}
@@ -321,7 +321,6 @@ func (t *Topology) markFailed(id int) {
 	t.failChanged = make(chan struct{})
 	t.mu.Unlock()
 	t.breakOnce.Do(func() { close(t.broken) })
-	t.inc.halt()
 }
 
 func (t *Topology) hasFailed(id int) bool {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -206,7 +207,11 @@ func startGoshelter(s setup) (pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := supervision.Run(context.Background(), topo,
+	ctx := context.Background()
+	if s.hops != nil { // this topology's tasks time their hops; no other's do
+		ctx = hops.NewContext(ctx, s.hops)
+	}
+	r, err := supervision.Run(ctx, topo,
 		supervision.WithoutRestarts(), supervision.WithDrainTimeout(10*time.Second))
 	if err != nil {
 		return nil, err

@@ -71,8 +71,9 @@ type setup struct {
 	flushOff bool
 	// records is the backlog a Kafka case pre-fills its input topic with.
 	records int
-	// hops, when set, is installed as the runtime's hop probe for the run
-	// (goshelter only): the run then reports where the time goes, not figures.
+	// hops, when set, is the hop probe of the run's topology (goshelter only,
+	// given to Run through its ctx): the run then reports where the time goes,
+	// not figures.
 	hops *hops.Probe
 }
 
@@ -309,10 +310,6 @@ func measure(system string, start starter, s setup, t timing) result {
 	p := &probe{}
 	s.probe = p
 	runtime.GC()
-	if s.hops != nil {
-		hops.Install(s.hops)
-		defer hops.Install(nil)
-	}
 	pipe, err := start(s)
 	if err != nil {
 		r.err = err

@@ -7,17 +7,26 @@
 // # A topology under test
 //
 //	clk := sheltertest.NewClock(time.Unix(0, 0))
-//	src := sheltertest.Generate(300, func(i int) Parcel { return Parcel{ID: i + 1} })
+//	src := sheltertest.Generate(300, func(i int) Parcel { return Parcel{ID: i + 1, Lost: (i+1)%100 == 0} })
 //	shipped := new(sheltertest.Recorder[Parcel])
 //	b := dsl.New("shipping", dsl.Conf{dsl.MessageTimeout: 30 * time.Second})
 //	parcels := b.Spout("parcels", src.Spout())
-//	b.Anchored(parcels, b.Bolt("ship", shipped.Bolt()), dsl.Shuffle[Parcel]())
+//	b.Anchored(parcels, b.Bolt("ship", shipped.Manual(ackUnlessLost)), dsl.Shuffle[Parcel]())
 //	topo, err := b.Build()
 //	...
 //	running := sheltertest.Start(t, topo, clk.Option()) // stopped and checked when t ends
-//	clk.Advance(45 * time.Second)                        // every open tree times out
-//	err = sheltertest.WaitIdle(ctx, running)             // every message settled, nothing in flight
+//	err = shipped.Wait(ctx, 300)                         // every parcel reached the bolt
+//	err = src.WaitOutcomes(ctx, 297)                     // and every delivered one is acked
+//	clk.Advance(45 * time.Second)                        // the lost parcels' trees time out
+//	err = sheltertest.WaitIdle(ctx, running)             // their nacks arrive: nothing in flight
 //	err = src.Verify()                                   // each id acked or nacked exactly once
+//
+// The waits before Advance are the recipe's point: Advance fires the timers
+// that fall due and returns (see [Clock.Advance]), so it times out the trees
+// that are open when their acker rotates. A tree whose tuple has reached a
+// bolt is open there, since its acker hears of it before the bolt does; a
+// tree whose ack is still on its way is timed out too. Advancing right after
+// Start would time out parcels the bolt was about to ack.
 //
 // # Every helper
 //
@@ -56,8 +65,10 @@
 //
 // Time:
 //   - [NewClock] makes a manual [Clock]; [Clock.Option] runs a topology on
-//     it; [Clock.Advance] moves it, firing what falls due (tuple timeouts,
-//     tick tuples, restart back-offs); [Clock.Now] reads it.
+//     it (it is supervision.WithClock's clock); [Clock.Advance] moves it,
+//     firing what falls due (tuple timeouts, tick tuples, restart
+//     back-offs) and returning: a test then waits for the effect with the
+//     waits below; [Clock.Now] reads it.
 //
 // # Waits
 //

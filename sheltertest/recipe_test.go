@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -86,4 +87,67 @@ func idleAndVerified(ctx context.Context, r *supervision.Running, src *shelterte
 		return fmt.Errorf("WaitIdle returned after %d acks of %d messages", got, n)
 	}
 	return nil
+}
+
+// TestPackageDocRecipe is the package doc's recipe, as written there, with
+// every outcome checked: the delivered parcels acked, the lost ones nacked
+// (none when nothing is lost: then every parcel is acked), each exactly once.
+// One run per call: run it with -count=1000 to soak it. It used to advance the
+// clock right after Start, and lost about half of 1,000 runs to parcels timed
+// out on their way to the bolt or their ack's way to the acker.
+func TestPackageDocRecipe(t *testing.T) {
+	for _, every := range []int{0, 100} { // every n-th parcel is lost; 0: none
+		t.Run(fmt.Sprintf("lost every %d", every), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+			defer cancel()
+			lost := func(id int) bool { return every > 0 && id%every == 0 }
+			ackUnlessLost := func(dsl.TaskInfo) dsl.ManualHandler[Parcel] {
+				return sheltertest.ManualFunc[Parcel](func(p Parcel, in dsl.Tuple, c dsl.Collector) error {
+					if !p.Lost {
+						c.Ack(in)
+					}
+					return nil
+				})
+			}
+			var wantAcked, wantNacked []int
+			for id := 1; id <= 300; id++ {
+				if lost(id) {
+					wantNacked = append(wantNacked, id)
+				} else {
+					wantAcked = append(wantAcked, id)
+				}
+			}
+
+			clk := sheltertest.NewClock(time.Unix(0, 0))
+			src := sheltertest.Generate(300, func(i int) Parcel { return Parcel{ID: i + 1, Lost: lost(i + 1)} })
+			shipped := new(sheltertest.Recorder[Parcel])
+			b := dsl.New("shipping", dsl.Conf{dsl.MessageTimeout: 30 * time.Second})
+			parcels := b.Spout("parcels", src.Spout())
+			b.Anchored(parcels, b.Bolt("ship", shipped.Manual(ackUnlessLost)), dsl.Shuffle[Parcel]())
+			topo, err := b.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			running := sheltertest.Start(t, topo, clk.Option())
+			if err := shipped.Wait(ctx, 300); err != nil {
+				t.Fatal(err)
+			}
+			if err := src.WaitOutcomes(ctx, len(wantAcked)); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(45 * time.Second)
+			if err := sheltertest.WaitIdle(ctx, running); err != nil {
+				t.Fatal(err)
+			}
+			if err := src.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Sorted(slices.Values(src.Acked())); !slices.Equal(got, wantAcked) {
+				t.Errorf("acked %d parcels %v, want the %d delivered", len(got), got, len(wantAcked))
+			}
+			if got := slices.Sorted(slices.Values(src.Nacked())); !slices.Equal(got, wantNacked) {
+				t.Errorf("nacked %v, want the lost parcels %v", got, wantNacked)
+			}
+		})
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goshelter/goshelter/internal/hooks"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -62,7 +61,7 @@ type namedSource struct {
 func sourcesOf(r *supervision.Running) []namedSource {
 	var out []namedSource
 	seen := map[settler]bool{}
-	for _, c := range hooks.Topology(r).Components {
+	for _, c := range r.Topology().Components {
 		if c.Spout == nil {
 			continue
 		}

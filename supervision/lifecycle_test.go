@@ -113,7 +113,7 @@ func TestAFailedIncarnationStopsDuringTheBackoff(t *testing.T) {
 	clk := newArmingClock()
 	b, h := holdingTopology(true)
 	ev, opt := h.events()
-	r := run(t, b, withClock(clk), opt, WithRestarts(Restarts{Base: time.Millisecond}))
+	r := run(t, b, WithClock(clk), opt, WithRestarts(Restarts{Base: time.Millisecond}))
 	ev.next(t, Started)
 	waitHeld(t, h)
 	var te *TaskError
@@ -188,7 +188,7 @@ func TestStopsCtxBoundsTheDrain(t *testing.T) {
 func TestStopDuringTheBackoff(t *testing.T) {
 	clk := newArmingClock()
 	ev := newEvents()
-	r := run(t, flakyTopology(1), withClock(clk), ev.option())
+	r := run(t, flakyTopology(1), WithClock(clk), ev.option())
 	for _, want := range []EventKind{Started, Failed, Restarting} {
 		if e := ev.next(t); e.Kind != want {
 			t.Fatalf("event %+v, want %v", e, want)
@@ -231,7 +231,7 @@ func TestStopDuringARestartsActivation(t *testing.T) {
 			return nil
 		})
 	}), dsl.LifecycleTuples(num{-1}, nil)), dsl.Shuffle[num]())
-	r := run(t, b, withClock(clk), ev.option(), WithRestarts(Restarts{Base: time.Millisecond}),
+	r := run(t, b, WithClock(clk), ev.option(), WithRestarts(Restarts{Base: time.Millisecond}),
 		WithTrace(func(e TraceEvent) {
 			// The failed spout of incarnation 1 is not deactivated: this is the
 			// stop of incarnation 2, its start given up.
@@ -294,7 +294,7 @@ func TestAStablePeriodResetsTheRestartCount(t *testing.T) {
 	spout, fail := failing()
 	b := dsl.New("stable", nil)
 	b.Unanchored(b.Spout("source", spout), b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
-	r := run(t, b, withClock(clk), ev.option(), logOpt,
+	r := run(t, b, WithClock(clk), ev.option(), logOpt,
 		WithRestarts(Restarts{Base: time.Millisecond, Max: 1, StablePeriod: time.Minute}))
 	if e := ev.next(t); e.Kind != Started {
 		t.Fatalf("event %+v, want started", e)
@@ -334,7 +334,7 @@ func TestAnUnstableIncarnationKeepsTheCount(t *testing.T) {
 	spout, fail := failing()
 	b := dsl.New("unstable", nil)
 	b.Unanchored(b.Spout("source", spout), b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
-	r := run(t, b, withClock(clk), ev.option(),
+	r := run(t, b, WithClock(clk), ev.option(),
 		WithRestarts(Restarts{Base: time.Millisecond, Max: 1, StablePeriod: time.Minute}))
 	ev.next(t)
 	fail(errors.New("first"))
@@ -394,7 +394,7 @@ func TestPanicsAreLoggedWithTheirStack(t *testing.T) {
 	clk := newArmingClock()
 	ev := newEvents()
 	logOpt, logs := observed()
-	r := run(t, flakyTopology(1), withClock(clk), ev.option(), logOpt)
+	r := run(t, flakyTopology(1), WithClock(clk), ev.option(), logOpt)
 	for _, want := range []EventKind{Started, Failed, Restarting} {
 		if e := ev.next(t); e.Kind != want {
 			t.Fatalf("event %+v, want %v", e, want)

@@ -6,9 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
-	"github.com/goshelter/goshelter/internal/hooks"
+	"github.com/goshelter/goshelter/internal/hops"
 	"go.uber.org/zap"
 )
 
@@ -29,6 +28,7 @@ type options struct {
 	ids          func(task int) func() uint64
 	drainTimeout time.Duration
 	store        state.Store
+	hops         *hops.Probe // the bench's probe, from Run's ctx (hops.NewContext)
 }
 
 // The restart defaults: FsShelter's, with Storm-like limits.
@@ -65,9 +65,37 @@ func defaultLogger() *zap.Logger {
 // configuration at warn); WithLogger(zap.NewNop()) silences everything.
 func WithLogger(l *zap.Logger) Option { return optionFunc(func(o *options) { o.logger = l }) }
 
-func init() {
-	hooks.WithClock = func(c clock.Clock) any { return optionFunc(func(o *options) { o.clock = c }) }
-	hooks.Topology = func(r any) *dsl.Topology { return r.(*Running).plan.Topology }
+// Clock is the time a running topology reads: tuple timeouts (the ackers'
+// rotation), spout waits, tick tuples, processing-time windows, restart
+// back-offs and stable periods, and dsl.TaskInfo.Now. Latencies and the batch
+// flush interval stay wall-clock time. The host calls it from its own
+// goroutines and the tasks'; an implementation must be safe for concurrent
+// use. sheltertest.Clock provides one that moves only when a test says so.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// AfterFunc calls f once, on a goroutine of the clock's, after d. The
+	// host's callbacks only post messages: they never block.
+	AfterFunc(d time.Duration, f func()) Timer
+	// Every calls f every d until stopped, on a goroutine of the clock's.
+	// beats is how many periods the call stands for: 1, unless the clock
+	// passed several at once (a test clock moved by an hour); the host counts
+	// them, as the ackers count missed rotations.
+	Every(d time.Duration, f func(beats int)) Timer
+}
+
+// Timer is a scheduled callback. After Stop returns, its callback is not
+// running and will not run again.
+type Timer = interface{ Stop() }
+
+// WithClock makes the topology read c instead of the wall clock (see
+// [Clock]), as zap's WithClock does for a logger. A nil c keeps the wall clock.
+func WithClock(c Clock) Option {
+	return optionFunc(func(o *options) {
+		if c != nil {
+			o.clock = c
+		}
+	})
 }
 
 // Restarts is the restart policy: after the n-th consecutive failure the host

@@ -10,6 +10,7 @@ import (
 	"github.com/goshelter/goshelter/actors"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/routing"
 	"go.uber.org/zap"
@@ -69,6 +70,7 @@ func Run(ctx context.Context, t *dsl.Topology, opts ...Option) (*Running, error)
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	o.hops = hops.FromContext(ctx)
 	if o.logger == nil {
 		o.logger = defaultLogger()
 	}
@@ -125,7 +127,7 @@ func (r *Running) startIncarnation(ctx context.Context) error {
 	inc, err := r.system.Start(ctx, r.plan, actors.Config{
 		Name: fmt.Sprintf("i%d/", n), Logger: r.opts.logger, Clock: r.opts.clock,
 		IDs: idSources(r.opts.ids), Trace: r.opts.trace, DrainTimeout: r.opts.drainTimeout,
-		Store: r.opts.store,
+		Store: r.opts.store, Hops: r.opts.hops,
 	})
 	if err != nil {
 		stuck := inc.Stop(ctx) // ctx has ended: no drain
@@ -410,6 +412,11 @@ func (r *Running) Wait() error {
 
 // Done is closed when the topology is down.
 func (r *Running) Done() <-chan struct{} { return r.done }
+
+// Topology returns the topology r runs, as Run was given it. Tools that watch
+// a running topology read its components from it (sheltertest.WaitIdle finds
+// the kit's sources among its spouts); it must not be modified.
+func (r *Running) Topology() *dsl.Topology { return r.plan.Topology }
 
 // idSources adapts WithIDs' generators to the runtime's id sources.
 func idSources(fn func(task int) func() uint64) func(task int) ids.Source {

@@ -15,8 +15,6 @@ import (
 
 	"github.com/goshelter/goshelter/actors"
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/internal/clock"
-	"github.com/goshelter/goshelter/internal/hooks"
 	"github.com/goshelter/goshelter/internal/testsupport"
 )
 
@@ -117,10 +115,6 @@ func TestIDSources(t *testing.T) {
 
 type num struct{ N int }
 
-// withClock is what sheltertest's Clock.Option makes (an in-package test
-// cannot import sheltertest, which imports this package).
-func withClock(c clock.Clock) Option { return hooks.WithClock(c).(Option) }
-
 // events collects lifecycle events.
 type events struct{ ch chan Event }
 
@@ -203,7 +197,7 @@ func flakyTopology(fail ...int) *dsl.Builder {
 func TestRestartWaitsForTheBackoffOnTheInjectedClock(t *testing.T) {
 	clk := newArmingClock()
 	ev := newEvents()
-	r := run(t, flakyTopology(1), withClock(clk), ev.option())
+	r := run(t, flakyTopology(1), WithClock(clk), ev.option())
 	if e := ev.next(t); e.Kind != Started || e.Incarnation != 1 {
 		t.Fatalf("first event %+v, want incarnation 1 started", e)
 	}
@@ -241,7 +235,7 @@ func TestRestartWaitsForTheBackoffOnTheInjectedClock(t *testing.T) {
 func TestGivesUpAfterMaxRestarts(t *testing.T) {
 	clk := newArmingClock()
 	ev := newEvents()
-	r := run(t, flakyTopology(1, 2), withClock(clk), ev.option(), WithRestarts(Restarts{Base: time.Millisecond, Max: 1}))
+	r := run(t, flakyTopology(1, 2), WithClock(clk), ev.option(), WithRestarts(Restarts{Base: time.Millisecond, Max: 1}))
 	for _, want := range []EventKind{Started, Failed, Restarting} {
 		if e := ev.next(t); e.Kind != want {
 			t.Fatalf("event %+v, want %v", e, want)

@@ -4,7 +4,6 @@
 package clock
 
 import (
-	"slices"
 	"sync"
 	"time"
 )
@@ -76,18 +75,15 @@ func (t *realTimer) Stop() {
 }
 
 // Manual is a clock that moves only when told to. Advance runs due callbacks on
-// the caller's goroutine, in deadline order, and lets settlers (see Settle) wait
-// for what they started. It is safe for concurrent use.
+// the caller's goroutine, in deadline order, and returns: like zap's test
+// clock it only fires timers, and a test waits for what the callbacks caused
+// (the runtime's only post messages to tasks). It is safe for concurrent use.
 type Manual struct {
-	mu       sync.Mutex // mu guards now, seq, timers and settlers
-	now      time.Time
-	seq      int
-	timers   map[*manualTimer]struct{}
-	settlers []*settler // in the order they were registered
+	mu     sync.Mutex // mu guards now, seq and timers
+	now    time.Time
+	seq    int
+	timers map[*manualTimer]struct{}
 }
-
-// settler is one registration of Settle; a pointer, so removing it finds it.
-type settler struct{ f func() }
 
 // NewManual returns a manual clock reading start.
 func NewManual(start time.Time) *Manual {
@@ -142,36 +138,6 @@ func (m *Manual) Timers() int {
 	return len(m.timers)
 }
 
-// Settle registers f, which Advance calls on its own goroutine before it runs
-// the first due callback and again after each one (and once when none is due).
-// The runtime registers one per running topology: callbacks only post messages
-// to tasks, and f waits until the tasks have handled them and what was queued
-// before, so that a callback sees the work that came before it and Advance
-// returns once its callbacks' work is done. f must return when what it waits
-// for can no longer happen (its topology stops). remove unregisters f; a call
-// of f under way goes on.
-func (m *Manual) Settle(f func()) (remove func()) {
-	s := &settler{f: f}
-	m.mu.Lock()
-	m.settlers = append(m.settlers, s)
-	m.mu.Unlock()
-	return func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.settlers = slices.DeleteFunc(m.settlers, func(o *settler) bool { return o == s })
-	}
-}
-
-// settle calls every settler, in the order they were registered, without the lock.
-func (m *Manual) settle() {
-	m.mu.Lock()
-	settlers := slices.Clone(m.settlers)
-	m.mu.Unlock()
-	for _, s := range settlers {
-		s.f()
-	}
-}
-
 // Advance moves time forward by d, running every callback that falls due. A
 // repeating callback runs once, however many of its periods d spans: at the
 // latest of them, told how many. Advance(time.Hour) thus costs one call per
@@ -186,14 +152,12 @@ func (m *Manual) Advance(d time.Duration) {
 	end := m.now.Add(d)
 	armed := m.seq // timers armed by the callbacks of this Advance wait for the next
 	m.mu.Unlock()
-	m.settle()
 	for {
 		t, beats := m.nextDue(end, armed)
 		if t == nil {
 			break
 		}
 		t.f(beats)
-		m.settle()
 	}
 	m.mu.Lock()
 	if end.After(m.now) { // a concurrent Advance may have gone further

@@ -130,31 +130,3 @@ func TestRealAfterFuncFiresOnce(t *testing.T) {
 	<-done
 	tm.Stop()
 }
-
-// TestManualSettlesBeforeAndAfterEachCallback: Advance calls its settlers
-// before the first due callback and after each, once when none is due, and no
-// more after they are removed.
-func TestManualSettlesBeforeAndAfterEachCallback(t *testing.T) {
-	m := NewManual(time.Unix(0, 0))
-	var got []string
-	remove := m.Settle(func() { got = append(got, "settle") })
-	m.AfterFunc(time.Second, func() { got = append(got, "one") })
-	m.Every(2*time.Second, func(int) { got = append(got, "every") })
-
-	m.Advance(2 * time.Second)
-	want := []string{"settle", "one", "settle", "every", "settle"}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	got = nil
-	m.Advance(time.Second) // nothing due
-	if !reflect.DeepEqual(got, []string{"settle"}) {
-		t.Fatalf("with nothing due: got %v, want one settle", got)
-	}
-	got = nil
-	remove()
-	m.Advance(time.Second)
-	if !reflect.DeepEqual(got, []string{"every"}) {
-		t.Fatalf("after remove: got %v, want the callback alone", got)
-	}
-}

@@ -2,16 +2,17 @@
 // hop: spout emit, the spout's batch flush, the bolt taking the batch off its
 // mailbox, the bolt executing (and acking) it, the ack batch's flush, the
 // acker completing the tree, the acker's outcome flush and the spout settling
-// it. It exists for the benchmark program (bench/): the runtime calls it only
-// while a Probe is installed, and then only records one tree in 256 (chosen by
+// it. It exists for the benchmark program (bench/), which gives a Probe to one
+// running topology through the context of its Run (NewContext): the tasks of
+// that topology report to it, and it records one tree in 256 only (chosen by
 // its random root id, so every task agrees without passing a flag along).
 //
-// With no Probe installed each call site costs one atomic pointer load.
+// Without a Probe each call site costs a nil check of a field the task holds.
 package hops
 
 import (
+	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -44,13 +45,21 @@ const sampleMask = 255
 // Sampled reports whether the tree root is one the probe records.
 func Sampled(root uint64) bool { return root&sampleMask == 0 && root != 0 }
 
-var current atomic.Pointer[Probe]
+// key is the context key of a Probe.
+type key struct{}
 
-// Install makes p the probe the runtime reports to (nil removes it).
-func Install(p *Probe) { current.Store(p) }
+// NewContext returns ctx carrying p. Given to supervision.Run, it makes p the
+// probe of that running topology, every incarnation of it, and of no other:
+// the bench's way in, with no option on the host's public surface.
+func NewContext(ctx context.Context, p *Probe) context.Context {
+	return context.WithValue(ctx, key{}, p)
+}
 
-// On returns the installed probe, or nil.
-func On() *Probe { return current.Load() }
+// FromContext returns the Probe ctx carries, or nil.
+func FromContext(ctx context.Context) *Probe {
+	p, _ := ctx.Value(key{}).(*Probe)
+	return p
+}
 
 // Probe collects the hop times of sampled trees. Its methods are safe for
 // concurrent use.
@@ -82,7 +91,7 @@ func (p *Probe) Mark(root uint64, h Hop) {
 	t := p.open[root]
 	if t == nil {
 		if h != Emit {
-			return // opened before the probe was installed
+			return // its emit was not seen (a tree of an earlier run)
 		}
 		t = new([count]int64)
 		p.open[root] = t
