@@ -70,10 +70,10 @@ const (
 	toLowest
 )
 
-var groupings = map[string]groupingKind{
-	grouping.Shuffle: byShuffle, grouping.Fields: byFields, grouping.All: toAll,
-	grouping.Direct: byEmitter, grouping.Global: toLowest,
-	grouping.LocalOrShuffle: byShuffle, grouping.None: byShuffle, // one process: every task is local
+var groupings = map[dsl.GroupingKind]groupingKind{
+	dsl.ShuffleGrouping: byShuffle, dsl.FieldsGrouping: byFields, dsl.AllGrouping: toAll,
+	dsl.DirectGrouping: byEmitter, dsl.GlobalGrouping: toLowest,
+	dsl.LocalOrShuffleGrouping: byShuffle, dsl.NoneGrouping: byShuffle, // one process: every task is local
 }
 
 // NewRouter builds the emit path of task. src supplies its tuple ids.
