@@ -33,6 +33,14 @@ type Edge struct {
 	From, To *Component
 	Stream   *Stream
 	Grouping Grouping
+	// Anchored is the anchoring rule, stated here once for Build and both
+	// hosts: a bolt's emits, made while it processes an input delivered on
+	// this edge (or anchored explicitly to such an input), join the input's
+	// tuple trees when the edge INTO the bolt is anchored (the reference's
+	// routing document: "s1 ==> b1 // Anchored: b1's emits are tracked"); the
+	// anchoring of the edges out of the bolt plays no part. A reliable spout's
+	// emits are tracked on every edge out of it, whatever the edge's
+	// anchoring, as in Storm and FsShelter: anchoring is about bolts.
 	Anchored bool
 }
 

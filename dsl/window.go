@@ -129,11 +129,9 @@ const windowKind = "window"
 // by time or follows event time gets tick tuples every WatermarkInterval.
 func Windowed[In any](newHandler func(TaskInfo) func(w Window[In], out Emitter) error, spec WindowSpec[In]) *BoltSpec {
 	def := spec.def()
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: windowKind, Impl: def, NewTask: func(info TaskInfo) any {
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: windowKind, Impl: def, NewTask: func(info TaskInfo) BoltTask {
 		if problems := def.problems(); len(problems) > 0 { // Build rejects such a spec
-			return &autoAckTask[In]{h: handlerFunc[In](func(In, Emitter) error {
-				return fmt.Errorf("bad window: %v", problems)
-			})}
+			return badWindow(problems)
 		}
 		return newWindowTask(info, newHandler(info), spec, def)
 	}}

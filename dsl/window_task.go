@@ -3,6 +3,7 @@ package dsl
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"sort"
 	"time"
@@ -113,10 +114,12 @@ func (w *windowTask[In]) Execute(t *Tuple, c Collector) error {
 		return w.tick(c)
 	}
 	in := *t // held in the window: a copy, as the input's batch is reused
-	v, err := inputOf[In](t, c)
-	if err != nil {
-		return err
+	v, ok := t.Value.(In)
+	if !ok { // Build only lets assignable streams in: this guards other producers (shell)
+		c.Fail(in)
+		return fmt.Errorf("input of type %T is not %v", t.Value, reflect.TypeFor[In]())
 	}
+	var err error
 	var ts int64
 	if w.stamp != nil {
 		at := w.stamp(v)
@@ -535,4 +538,16 @@ func (e *windowEmitter) anchors() []Tuple {
 // without it (a test's) has every tracked input judged to join.
 type joiner interface {
 	Joins(in *Tuple) bool
+}
+
+// badWindow is the task of a window whose spec Build rejects, should one run
+// anyway: it fails every input, saying why.
+type badWindow []string
+
+func (b badWindow) Execute(in *Tuple, c Collector) error {
+	if in.IsTick() {
+		return nil
+	}
+	c.Fail(*in)
+	return fmt.Errorf("bad window: %v", []string(b))
 }

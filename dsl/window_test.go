@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/internal/component"
 )
 
 // call is one handler call as a test sees it: copies of the window's slices.
@@ -27,7 +26,7 @@ type call struct {
 // tuple tree edge n (0: untracked), and a fake clock gives processing time.
 type windowRig struct {
 	t     *testing.T
-	task  component.BoltTask
+	task  dsl.BoltTask
 	c     *collector
 	clock time.Duration // processing time since epoch
 	calls []call
@@ -64,11 +63,7 @@ func newWindowRig(t *testing.T, spec dsl.WindowSpec[numIn], info dsl.TaskInfo) *
 	if info.Component == "" {
 		info.Component = "window"
 	}
-	task, ok := bolt.NewTask(info).(component.BoltTask)
-	if !ok {
-		t.Fatalf("Windowed's NewTask made a %T", bolt.NewTask(info))
-	}
-	r.task = task
+	r.task = bolt.NewTask(info)
 	return r
 }
 
@@ -638,7 +633,7 @@ func TestJoinWindowOverStreamsOfAnInterface(t *testing.T) {
 	if _, err := b.Build(); err != nil {
 		t.Fatal(err)
 	}
-	task := join.NewTask(dsl.TaskInfo{}).(component.BoltTask)
+	task := join.NewTask(dsl.TaskInfo{})
 	for _, v := range []any{square{2}, rect{2, 3}, square{3}} {
 		if err := task.Execute(&dsl.Tuple{Value: v}, &collector{}); err != nil {
 			t.Fatal(err)
@@ -655,7 +650,7 @@ func TestWindowHoldsWithoutAllocatingPerInput(t *testing.T) {
 	bolt := dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[numIn], dsl.Emitter) error {
 		return func(w dsl.Window[numIn], out dsl.Emitter) error { return nil }
 	}, dsl.WindowSpec[numIn]{Count: 1000, SlideCount: 100})
-	task := bolt.NewTask(dsl.TaskInfo{}).(component.BoltTask)
+	task := bolt.NewTask(dsl.TaskInfo{})
 	c := &collector{}
 	in := dsl.Tuple{Value: numIn{1}, ID: dsl.TupleID{Root: 1, Edge: 1}}
 	for range 5000 { // grow the buffers

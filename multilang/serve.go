@@ -96,10 +96,10 @@ type server struct {
 	metrics bool // send "metrics" messages (metricsKey)
 	// subscribed tells, per stream, whether a spout's stream has a subscriber:
 	// only then does its tracked emit get a message id, since a reliable
-	// spout's emits are tracked on every edge (component.Anchors).
+	// spout's emits are tracked on every edge (dsl.Edge.Anchored).
 	subscribed map[*dsl.Stream]bool
 	// anchoring tells, by an input's sender and stream, whether a bolt's
-	// emits anchored to it carry its id (component.Anchors).
+	// emits anchored to it carry its id (dsl.Edge.Anchored).
 	anchoring component.Anchoring
 	// senders are the components that send to a bolt: id -> Index.
 	senders map[string]int

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/task"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
@@ -23,7 +24,7 @@ const idleSpoutPause = time.Millisecond
 // runSpout serves a spout: every command is answered by sync.
 func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	em := &servedSpout{s: s}
-	task, err := callSpout(func() component.SpoutTask { return c.Spout.NewTask(s.info).(component.SpoutTask) })
+	task, err := callSpout(func() component.SpoutTask { return task.NewSpout(c, s.info) })
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func marshalValue(v any) (json.RawMessage, error) {
 // runBolt serves a bolt: inputs are executed one at a time, heartbeats answered.
 func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	b := &servedBolt{s: s, ids: map[uint64]hostInput{}}
-	task, err := callSpout(func() component.BoltTask { return c.Bolt.NewTask(s.info).(component.BoltTask) })
+	task, err := callSpout(func() component.BoltTask { return task.NewBolt(c, s.info) })
 	if err != nil {
 		return err
 	}
@@ -251,7 +252,7 @@ func (b *servedBolt) report(err error) {
 type hostInput struct {
 	id string // the host's id
 	// joins tells whether emits anchored to the input carry its id: whether
-	// the edge it came in on is anchored (component.Anchors).
+	// the edge it came in on is anchored (dsl.Edge.Anchored).
 	joins bool
 }
 

@@ -383,7 +383,7 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 		spout := b.Spout("source", src.Spout())
 		recording := RecordingWindow(calls, numKey, dsl.WindowSpec[Num]{Count: 3})
 		newTask := recording.NewTask
-		recording.NewTask = func(info dsl.TaskInfo) any { // keep the task's Fail, to restart the topology
+		recording.NewTask = func(info dsl.TaskInfo) dsl.BoltTask { // keep the task's Fail, to restart the topology
 			mu.Lock()
 			failWindow = info.Fail
 			mu.Unlock()
