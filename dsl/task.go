@@ -1,5 +1,7 @@
 package dsl
 
+import "time"
+
 // What a spec gives the runtime to make a task of. The model holds
 // descriptions; the runtime (its task package) holds the semantics: when a
 // bolt acks or fails, how ticks reach a handler, how a reliable spout maps
@@ -63,6 +65,57 @@ type TypedBolt struct {
 	// a deleted key) and returns the bytes handed.
 	Restore  func(key, value []byte) error
 	Snapshot func(put func(key, value []byte)) (size int, err error)
+	// Window is a windowed bolt task's typed half (nil for the other kinds,
+	// and Handler and Execute are nil for a window).
+	Window TypedWindow
+}
+
+// TypedWindow is the typed half of one task of a bolt defined by [Windowed]:
+// its spec, normalized (a tumbling window slides by its length), and the
+// values the task holds, in a slice kept typed so that a window is a subslice
+// handed to the handler without copying. The runtime's window task keeps each
+// held value's time and tuple at the same index of slices of its own, and
+// calls every method on the task's goroutine. Indexes are into the whole
+// slice, held or not yet let go of.
+type TypedWindow interface {
+	// Counts returns the window's length and slide in tuples (0 when in time).
+	Counts() (count, slideCount int)
+	// Durations returns the window's length and slide in time (0 when in
+	// tuples) and its lag.
+	Durations() (length, slide, lag time.Duration)
+	// EventTime reports whether the window follows its tuples' timestamps.
+	EventTime() bool
+	// MaxTuples is how many tuples the task may hold.
+	MaxTuples() int
+	// Now returns the spec's processing-time clock, or nil for the
+	// topology's.
+	Now() func() time.Time
+	// Problems lists what is wrong with the spec (Build rejects it then).
+	Problems() []string
+
+	// Stage converts in's value to the window's input type and holds it as
+	// the staged value; it reports false when the value is not of that type.
+	Stage(in *Tuple) bool
+	// Stamp returns the staged value's event time.
+	Stamp() time.Time
+	// Late returns the tuple the spec's Late makes of the staged value, or
+	// ok false when the spec has no Late.
+	Late() (tuple any, ok bool)
+	// Insert puts the staged value at index at, after moving the values from
+	// there on up by one.
+	Insert(at int)
+	// Compact moves the values from index from on to the front, and lets go
+	// of the rest.
+	Compact(from int)
+	// Clear lets go of the values at indexes from to to-1 (zeroes them); when
+	// to is the length, the slice is emptied.
+	Clear(from, to int)
+	// Expire records the value at index i as expired: the next Call reports it.
+	Expire(i int)
+	// Call hands the handler the window of the values from index from to
+	// to-1, of which those from newFrom on are new, with the expired values,
+	// from start to end, and forgets the expired values.
+	Call(from, newFrom, to int, start, end time.Time, out Emitter) error
 }
 
 // TypedSource is the typed half of one task of a spout defined by [Reliable]

@@ -12,6 +12,7 @@ const (
 	terminatorKind = "terminator"
 	manualKind     = "manual"
 	statefulKind   = "stateful"
+	windowKind     = "window"
 )
 
 // NewBolt makes one task of bolt c for the task info describes: around the
@@ -27,7 +28,14 @@ func NewBolt(c *dsl.Component, info dsl.TaskInfo) dsl.BoltTask {
 		}
 		panic(fmt.Errorf("bolt %q: its spec made no task", c.ID))
 	}
-	b := bolt{typed: spec.Typed(info), spec: spec}
+	typed := spec.Typed(info)
+	if spec.Kind == windowKind {
+		if problems := typed.Window.Problems(); len(problems) > 0 { // Build rejects such a spec
+			return badWindow(problems)
+		}
+		return newWindowTask(info, typed.Window, spec.Input)
+	}
+	b := bolt{typed: typed, spec: spec}
 	b.tick, _ = b.typed.Handler.(ticker)
 	switch spec.Kind {
 	case autoAckKind:

@@ -20,6 +20,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // numIn is the input type of the tests' bolts and the output of their spouts.
 type numIn struct{ N int }
 
+func noNums() (numIn, bool) { return numIn{}, false }
+
 func nopBolt() *dsl.BoltSpec { return dsl.AutoAck(func(numIn, dsl.Emitter) error { return nil }) }
 
 // collector is a fake dsl.Collector that records what a bolt task does.
