@@ -121,10 +121,11 @@ func (a Anchoring) Joins(source int, stream *dsl.Stream) bool {
 
 // Joiner is implemented by the Collectors of both hosts: Joins reports
 // whether an emit anchored to in joins in's trees (whether the edge in came
-// in on is anchored: dsl.Edge.Anchored). The Collectors apply it to every anchor they are given;
-// dsl's windows ask it of each input they hold when they build the one anchor
-// that stands for a whole window, so that anchor covers only the inputs whose
-// edges are anchored (each input judged by its own edge).
+// in on is anchored: dsl.Edge.Anchored). The Collectors apply it to every
+// anchor they are given; internal/task's windows ask it of each input they
+// hold when they build the one anchor that stands for a whole window, so that
+// anchor covers only the inputs whose edges are anchored (each input judged
+// by its own edge).
 type Joiner interface {
 	Joins(in *dsl.Tuple) bool
 }

@@ -390,3 +390,216 @@ func TestASpecThatMakesNoTaskPanicsNamingTheComponent(t *testing.T) {
 		}()
 	}
 }
+
+// A stateful task acks as an auto-ack one does, fails an input whose handler
+// returns an error or that is of another type, ignores ticks, and reaches its
+// State through RestoreState and SnapshotState.
+func TestStatefulTaskRunsItsHandlerOverItsState(t *testing.T) {
+	boom := errors.New("boom")
+	spec := dsl.Stateful(func(n numIn, st *dsl.State[string, int], out dsl.Emitter) error {
+		if n.N < 0 {
+			return boom
+		}
+		old, _ := st.Get("sum")
+		st.Put("sum", old+n.N)
+		out.Emit(n)
+		return nil
+	})
+	b := boltTask(t, spec)
+	st := b.(component.StateTask)
+	if err := st.RestoreState([]byte("sum"), []byte{0x14}); err != nil { // varint 10
+		t.Fatal(err)
+	}
+	c := &collector{}
+	for _, in := range []dsl.Tuple{
+		{Value: numIn{5}, ID: dsl.TupleID{Root: 1, Edge: 1}},
+		{Value: numIn{-1}, ID: dsl.TupleID{Root: 2, Edge: 2}},
+		{Value: "odd", ID: dsl.TupleID{Root: 3, Edge: 3}},
+		{Value: dsl.Tick{RateSecs: 1}, Source: "__system", Task: -1},
+	} {
+		err := b.Execute(&in, c)
+		switch in.ID.Root {
+		case 2:
+			if !errors.Is(err, boom) {
+				t.Errorf("Execute(-1) = %v, want boom", err)
+			}
+		case 3:
+			if err == nil {
+				t.Error("an input of another type passed")
+			}
+		default:
+			if err != nil {
+				t.Errorf("Execute(%v) = %v", in.Value, err)
+			}
+		}
+	}
+	if len(c.acked) != 1 || c.acked[0].ID.Root != 1 || len(c.failed) != 2 || len(c.emitted) != 1 {
+		t.Errorf("acked %v, failed %v, emitted %v; want 1 acked, 2 and 3 failed, one emit", c.acked, c.failed, c.emitted)
+	}
+	snap := map[string][]byte{}
+	size, err := st.SnapshotState(func(k, v []byte) { snap[string(k)] = append([]byte(nil), v...) })
+	if err != nil || size != 4 || len(snap) != 1 || string(snap["sum"]) != "\x1e" { // varint 15
+		t.Errorf("snapshot %q (size %d, %v), want sum=15 in 4 bytes", snap, size, err)
+	}
+	if ack, err := b.(component.AutoAcker).ExecuteAuto(&dsl.Tuple{Value: numIn{1}}, c); !ack || err != nil {
+		t.Errorf("ExecuteAuto = %v, %v; want the ack left to the caller", ack, err)
+	}
+	if len(c.acked) != 1 {
+		t.Error("ExecuteAuto acked the input itself")
+	}
+}
+
+// Auto-ack's ExecuteAuto leaves the ack of a handled input to its caller,
+// and fails the others itself.
+func TestAutoAckLeavesTheAckToItsCaller(t *testing.T) {
+	boom := errors.New("boom")
+	b := boltTask(t, dsl.AutoAck(func(n numIn, _ dsl.Emitter) error {
+		if n.N < 0 {
+			return boom
+		}
+		return nil
+	})).(component.AutoAcker)
+	c := &collector{}
+	if ack, err := b.ExecuteAuto(&dsl.Tuple{Value: numIn{1}}, c); !ack || err != nil {
+		t.Errorf("ExecuteAuto(1) = %v, %v; want ack", ack, err)
+	}
+	if ack, err := b.ExecuteAuto(&dsl.Tuple{Value: numIn{-1}}, c); ack || !errors.Is(err, boom) {
+		t.Errorf("ExecuteAuto(-1) = %v, %v; want no ack and boom", ack, err)
+	}
+	if ack, err := b.ExecuteAuto(&dsl.Tuple{Value: "odd"}, c); ack || err == nil {
+		t.Errorf("ExecuteAuto(odd) = %v, %v; want no ack and an error", ack, err)
+	}
+	if ack, _ := b.ExecuteAuto(&dsl.Tuple{Value: dsl.Tick{}, Source: "__system", Task: -1}, c); ack {
+		t.Error("a tick was left to be acked")
+	}
+	if len(c.acked) != 0 || len(c.failed) != 2 {
+		t.Errorf("acked %d, failed %d; want 0 and 2", len(c.acked), len(c.failed))
+	}
+}
+
+// A handler that is a type of its own (not a function) is called through
+// its Execute method.
+type doubler struct{ seen []int }
+
+func (d *doubler) Execute(n numIn, out dsl.Emitter) error {
+	d.seen = append(d.seen, n.N)
+	out.Emit(numIn{2 * n.N})
+	return nil
+}
+
+func TestAutoAckCallsAHandlerType(t *testing.T) {
+	d := &doubler{}
+	b := boltTask(t, dsl.AutoAckFrom(func(dsl.TaskInfo) *doubler { return d }))
+	c := &collector{}
+	if err := b.Execute(&dsl.Tuple{Value: numIn{3}}, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Execute(&dsl.Tuple{Value: "odd"}, c); err == nil {
+		t.Error("an input of another type passed")
+	}
+	if !reflect.DeepEqual(d.seen, []int{3}) || !reflect.DeepEqual(c.emitted, []any{numIn{6}}) || len(c.acked) != 1 || len(c.failed) != 1 {
+		t.Errorf("seen %v, emitted %v, acked %d, failed %d", d.seen, c.emitted, len(c.acked), len(c.failed))
+	}
+}
+
+// positioned is a Source with positions: its position is how many messages
+// it handed out.
+type positioned struct {
+	recordingSource
+	rewound []string
+}
+
+func (p *positioned) Position() []byte { return []byte{byte(len(p.acked) + len(p.nacked))} }
+func (p *positioned) Rewind(pos []byte) error {
+	p.rewound = append(p.rewound, string(pos))
+	return nil
+}
+
+func TestReliableTaskPositionsAndRewindsItsSource(t *testing.T) {
+	src := &positioned{recordingSource: recordingSource{queue: []string{"a", "b"}}}
+	r := spoutTask(t, dsl.ReliableFrom(func(dsl.TaskInfo) *positioned { return src })).(component.PositionedSpout)
+	r.(dsl.SpoutTask).Next(&spoutEmitter{})
+	if pos, ok := r.SourcePosition(); !ok || !reflect.DeepEqual(pos, []byte{0}) {
+		t.Errorf("SourcePosition = %v, %v; want [0], true", pos, ok)
+	}
+	if err := r.RewindSource([]byte("p")); err != nil || !reflect.DeepEqual(src.rewound, []string{"p"}) {
+		t.Errorf("RewindSource: %v, rewound %v", err, src.rewound)
+	}
+	r.(dsl.SpoutTask).Ack(1) // forgotten by the rewind: the source replays it
+	r.(dsl.SpoutTask).Abandon()
+	if len(src.acked)+len(src.nacked) != 0 {
+		t.Errorf("after a rewind: acked %v, nacked %v; want nothing", src.acked, src.nacked)
+	}
+
+	plain := &recordingSource{queue: []string{"a"}}
+	p := spoutTask(t, dsl.ReliableFrom(func(dsl.TaskInfo) *recordingSource { return plain })).(component.PositionedSpout)
+	p.(dsl.SpoutTask).Next(&spoutEmitter{})
+	if pos, ok := p.SourcePosition(); ok || pos != nil {
+		t.Errorf("SourcePosition of a source without positions = %v, %v", pos, ok)
+	}
+	if err := p.RewindSource([]byte("p")); err != nil {
+		t.Fatal(err)
+	}
+	p.(dsl.SpoutTask).Ack(1) // not forgotten: there was no rewind
+	if !reflect.DeepEqual(plain.acked, []string{"a"}) {
+		t.Errorf("acked %v, want [a]", plain.acked)
+	}
+}
+
+// director names the task of each message: its number; a 0 panics.
+type director struct{ recordingSource }
+
+func (d *director) DirectTask(n numIn) int {
+	if n.N == 0 {
+		panic("no task")
+	}
+	return n.N
+}
+
+// directEmitter is a spoutEmitter that can emit direct.
+type directEmitter struct {
+	spoutEmitter
+	tasks []int
+}
+
+func (e *directEmitter) EmitDirect(task int, tuple any, tracked bool) uint64 {
+	e.tasks = append(e.tasks, task)
+	return e.Emit(tuple, tracked)
+}
+
+func TestReliableTaskEmitsDirectToTheTaskItsSourceNames(t *testing.T) {
+	src := &director{recordingSource{queue: []string{"ab", "abc", ""}}}
+	s := spoutTask(t, dsl.ReliableFrom(func(dsl.TaskInfo) *director { return src }))
+	e := &directEmitter{}
+	s.Next(e)
+	s.Next(e)
+	if !reflect.DeepEqual(e.tasks, []int{2, 3}) {
+		t.Errorf("direct tasks %v, want [2 3]", e.tasks)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "no task" {
+				t.Errorf("panic %v, want the source's", p)
+			}
+		}()
+		s.Next(e)
+	}()
+	if !reflect.DeepEqual(src.nacked, []string{""}) {
+		t.Errorf("nacked %v, want the message whose DirectTask panicked", src.nacked)
+	}
+	s.Ack(1)
+	if !reflect.DeepEqual(src.acked, []string{"ab"}) {
+		t.Errorf("acked %v, want [ab]", src.acked)
+	}
+
+	other := spoutTask(t, dsl.ReliableFrom(func(dsl.TaskInfo) *director { return &director{recordingSource{queue: []string{"a"}}} }))
+	func() {
+		defer func() {
+			err, _ := recover().(error)
+			if err == nil || err.Error() != "dsl: the runtime cannot emit direct from a spout (task 1)" {
+				t.Errorf("panic %v, want one saying the emitter cannot emit direct", err)
+			}
+		}()
+		other.Next(&spoutEmitter{})
+	}()
+}
