@@ -549,3 +549,80 @@ func TestWindowHoldsWithoutAllocatingPerInput(t *testing.T) {
 		t.Errorf("%v allocations per input, want none", allocs)
 	}
 }
+
+// A count window sliding by count keeps its tuples for their count whatever
+// the clock does: the times they arrived at bound nothing.
+func TestCountWindowIgnoresTheClock(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 5, SlideCount: 3}, dsl.TaskInfo{})
+	for n := 1; n <= 9; n++ {
+		r.clock = time.Duration(n) * time.Second
+		r.in(n)
+	}
+	r.expectCalls(
+		call{tuples: []int{1, 2, 3}, added: []int{1, 2, 3}, expired: []int{}, start: time.Second, end: 3 * time.Second},
+		call{tuples: []int{2, 3, 4, 5, 6}, added: []int{4, 5, 6}, expired: []int{1}, start: 2 * time.Second, end: 6 * time.Second},
+		call{tuples: []int{5, 6, 7, 8, 9}, added: []int{7, 8, 9}, expired: []int{2, 3, 4}, start: 5 * time.Second, end: 9 * time.Second},
+	)
+	r.expectAcked(1, 2, 3, 4, 5, 6, 7)
+}
+
+// The task counts late tuples and refused inputs in its metrics, and warns
+// once per run of refusals.
+func TestWindowCountsLateAndRefusedInputs(t *testing.T) {
+	metrics := map[string]any{}
+	core, logs := observer.New(zapcore.InfoLevel)
+	info := dsl.TaskInfo{Settings: dsl.Settings{WindowMaxTuples: 2}, Logger: zap.New(core),
+		Metric: func(name string, v any) { metrics[name] = v }}
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Timestamp: eventAt}, info)
+	r.in(20, 21, 22, 23) // 22 and 23 refused: the cap is 2
+	if metrics["window.refused"] != int64(2) {
+		t.Errorf("window.refused = %v, want 2", metrics["window.refused"])
+	}
+	if n := logs.FilterMessageSnippet("window is full").Len(); n != 1 {
+		t.Errorf("%d warnings for one run of refusals, want 1", n)
+	}
+	r.at(time.Second) // watermark 21: the window [10, 20) closes (empty); 20 and 21 stay
+	r.in(1, 2)        // late
+	if metrics["window.late"] != int64(2) {
+		t.Errorf("window.late = %v, want 2", metrics["window.late"])
+	}
+}
+
+// Tuples of equal event time stay in their order of arrival, after the ones
+// that came before them, also once the window has let go of older ones.
+func TestEqualEventTimesKeepTheirOrder(t *testing.T) {
+	tenths := func(n numIn) time.Time { return epoch.Add(time.Duration(n.N/10) * time.Second) }
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Lag: 5 * time.Second, Timestamp: tenths}, dsl.TaskInfo{})
+	r.in(10, 150)
+	r.at(time.Second) // watermark 10: [0, 10) closes with 10
+	r.expectCalls(call{tuples: []int{10}, added: []int{10}, expired: []int{}, start: 0, end: 10 * time.Second})
+	r.in(160, 120, 121, 161, 122) // out of order, after the head moved on
+	r.in(300)
+	r.at(2 * time.Second) // watermark 25
+	r.expectCalls(call{tuples: []int{120, 121, 122, 150, 160, 161}, added: []int{120, 121, 122, 150, 160, 161}, expired: []int{10},
+		start: 10 * time.Second, end: 20 * time.Second})
+}
+
+// A tuple that came on no edge of the model (an activation tuple) moves no
+// watermark: the model's streams are all the window waits for.
+func TestEventTimeTuplesFromNoEdgeMoveNoWatermark(t *testing.T) {
+	b := dsl.New("activation", nil)
+	w := b.Bolt("w", dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[numIn], dsl.Emitter) error { return nil },
+		dsl.WindowSpec[numIn]{Length: 10 * time.Second, Timestamp: eventAt}))
+	b.Unanchored(b.Spout("nums", dsl.Unreliable(noNums)), w, dsl.Shuffle[numIn]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Timestamp: eventAt}, dsl.TaskInfo{Component: "w", Model: topo})
+	if err := r.task.Execute(&dsl.Tuple{Value: numIn{5}, Source: "__system", Task: -1}, r.c); err != nil {
+		t.Fatal(err)
+	}
+	r.at(time.Second)
+	r.expectCalls() // the spout's stream has delivered nothing: no watermark
+	if err := r.task.Execute(&dsl.Tuple{Value: numIn{25}, Source: "nums", Stream: topo.Streams[0]}, r.c); err != nil {
+		t.Fatal(err)
+	}
+	r.at(2 * time.Second) // watermark 25, from the spout's stream alone (5 would hold it back)
+	r.expectCalls(call{tuples: []int{5}, added: []int{5}, expired: []int{}, start: 0, end: 10 * time.Second})
+}
