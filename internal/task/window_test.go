@@ -574,9 +574,9 @@ func TestWindowCountsLateAndRefusedInputs(t *testing.T) {
 	info := dsl.TaskInfo{Settings: dsl.Settings{WindowMaxTuples: 2}, Logger: zap.New(core),
 		Metric: func(name string, v any) { metrics[name] = v }}
 	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Timestamp: eventAt}, info)
-	r.in(20, 21, 22, 23) // 22 and 23 refused: the cap is 2
-	if metrics["window.refused"] != int64(2) {
-		t.Errorf("window.refused = %v, want 2", metrics["window.refused"])
+	r.in(20, 21, 22, 23, 24) // 22, 23 and 24 refused: the cap is 2
+	if metrics["window.refused"] != int64(3) {
+		t.Errorf("window.refused = %v, want 3", metrics["window.refused"])
 	}
 	if n := logs.FilterMessageSnippet("window is full").Len(); n != 1 {
 		t.Errorf("%d warnings for one run of refusals, want 1", n)
@@ -624,5 +624,73 @@ func TestEventTimeTuplesFromNoEdgeMoveNoWatermark(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.at(2 * time.Second) // watermark 25, from the spout's stream alone (5 would hold it back)
+	r.expectCalls(call{tuples: []int{5}, added: []int{5}, expired: []int{}, start: 0, end: 10 * time.Second})
+}
+
+// A long count window sliding by a short count: every call sees the last
+// Count tuples, every SlideCount, also while the task holds tuples it let
+// go of at the head of its slices.
+func TestLongCountWindowSlidingByTwo(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 6, SlideCount: 2}, dsl.TaskInfo{})
+	var want []call
+	var expired []int
+	for k := 1; k <= 20; k++ {
+		r.in(k)
+		if k%2 != 0 {
+			continue
+		}
+		first := max(1, k-5)
+		c := call{tuples: seq(first, k), added: seq(k-1, k), expired: expired}
+		if c.expired == nil {
+			c.expired = []int{}
+		}
+		want = append(want, c)
+		expired = nil
+		if k >= 6 {
+			expired = seq(first, first+1) // the next window starts two later
+		}
+	}
+	r.expectCalls(want...)
+}
+
+// seq returns from, from+1, ..., to.
+func seq(from, to int) []int {
+	var out []int
+	for n := from; n <= to; n++ {
+		out = append(out, n)
+	}
+	return out
+}
+
+// A window anchors its emits to its tracked tuples however many untracked
+// ones it let go of before.
+func TestWindowAnchorsAfterUntrackedTuplesLeft(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 2}, dsl.TaskInfo{})
+	for _, n := range []int{1, 2} { // untracked
+		if err := r.task.Execute(&dsl.Tuple{Value: numIn{n}}, r.c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.in(3, 4)
+	if len(r.c.anchors) != 2 || r.c.anchors[0] != nil || !reflect.DeepEqual(trees(r.c.anchors[1]), []uint64{3, 4}) {
+		t.Errorf("anchors %v, want none for the untracked window and trees 3 and 4 for the tracked one", r.c.anchors)
+	}
+}
+
+// Without a model (a task made by hand), each source and stream an input
+// comes on is a stream of its own for the watermark, a tuple without a
+// stream included.
+func TestEventTimeWatermarkTellsStreamsOfOneSourceApart(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Timestamp: eventAt}, dsl.TaskInfo{})
+	send := func(n int, stream *dsl.Stream) {
+		t.Helper()
+		if err := r.task.Execute(&dsl.Tuple{Value: numIn{n}, Source: "nums", Stream: stream}, r.c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(5, nil)
+	send(30, &dsl.Stream{Index: 1})
+	send(12, nil)
+	r.at(time.Second) // watermark min(12, 30) = 12
 	r.expectCalls(call{tuples: []int{5}, added: []int{5}, expired: []int{}, start: 0, end: 10 * time.Second})
 }
