@@ -21,7 +21,7 @@ type boltTask struct {
 	auto   component.AutoAcker // impl, when the runtime may ack its inputs in place
 	router *routing.Router
 	// anchoring tells, by the edge an input came in on, whether emits
-	// anchored to it join its trees (component.Anchors).
+	// anchored to it join its trees (dsl.Edge.Anchored).
 	anchoring component.Anchoring
 	out       *outbox
 	trace     tracer
@@ -269,7 +269,7 @@ func (b *boltTask) anchors() []dsl.TupleID {
 }
 
 // Joins implements component.Joiner: an emit anchored to in joins in's trees
-// when in is tracked and came in on an anchored edge (component.Anchors). The
+// when in is tracked and came in on an anchored edge (dsl.Edge.Anchored). The
 // sender's component is found by its task id, a slice index: this runs per
 // emit.
 func (b *boltTask) Joins(in *dsl.Tuple) bool {

@@ -336,14 +336,13 @@ func (f handlerFunc) Execute(in num, out dsl.Emitter) error { return f(in, out) 
 
 func TestASpecThatMakesNoTaskFailsTheTask(t *testing.T) {
 	b := dsl.New("bad-adapter", nil)
-	spec := dsl.Unreliable(func() (num, bool) { return num{}, false })
-	spec.NewTask = func(dsl.TaskInfo) any { return "not a task" }
+	spec := &dsl.SpoutSpec{Output: reflect.TypeFor[num](), Kind: "odd", NewTask: func(dsl.TaskInfo) dsl.SpoutTask { return nil }}
 	spout := b.Spout("odd", spec)
 	b.Unanchored(spout, b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
 	h := newHost(t)
 	h.start(t, build(t, b), Config{}) // the failure breaks activation; Start still returns nil
 	f := h.failure(t)
-	want := `spout "odd": its spec made a string, which is not a spout task`
+	want := `spout "odd": its spec made no task`
 	if f.Component != "odd" || f.Err == nil || !strings.Contains(f.Err.Error(), want) {
 		t.Errorf("failure %+v, want one of odd containing %q", f, want)
 	}
@@ -351,15 +350,15 @@ func TestASpecThatMakesNoTaskFailsTheTask(t *testing.T) {
 
 func TestNewTaskChecksTheContract(t *testing.T) {
 	c := &dsl.Component{ID: "c",
-		Spout: &dsl.SpoutSpec{NewTask: func(dsl.TaskInfo) any { return 42 }},
-		Bolt:  &dsl.BoltSpec{NewTask: func(dsl.TaskInfo) any { return nil }}}
+		Spout: &dsl.SpoutSpec{NewTask: func(dsl.TaskInfo) dsl.SpoutTask { return nil }},
+		Bolt:  &dsl.BoltSpec{}}
 	for _, tt := range []struct {
 		name string
 		call func()
 		want string
 	}{
-		{"spout", func() { newSpoutTask(c, dsl.TaskInfo{}) }, `spout "c": its spec made a int, which is not a spout task`},
-		{"bolt", func() { newBoltTask(c, dsl.TaskInfo{}) }, `bolt "c": its spec made a <nil>, which is not a bolt task`},
+		{"spout", func() { newSpoutTask(c, dsl.TaskInfo{}) }, `spout "c": its spec made no task`},
+		{"bolt", func() { newBoltTask(c, dsl.TaskInfo{}) }, `bolt "c": its spec made no task`},
 	} {
 		func() {
 			defer func() {

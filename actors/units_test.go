@@ -251,7 +251,7 @@ func TestAPanicFailsOnlyItsInput(t *testing.T) {
 
 // TestOnlyTrackedInputsOnAnchoredEdgesAnchor: a bolt's emits join its input's
 // tree only when the input is tracked and came in on an anchored edge
-// (component.Anchors), whatever the anchoring of the edges out of the bolt.
+// (dsl.Edge.Anchored), whatever the anchoring of the edges out of the bolt.
 func TestOnlyTrackedInputsOnAnchoredEdgesAnchor(t *testing.T) {
 	bl := dsl.New("anchoring", nil)
 	bl.Streams(num{})

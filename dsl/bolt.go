@@ -1,15 +1,6 @@
 package dsl
 
-import (
-	"fmt"
-	"reflect"
-)
-
-// ticker is the optional hook of handlers that want tick tuples (see
-// "Optional hooks" in the package doc; handlerHooks checks its name).
-type ticker interface {
-	Tick(t Tick, c Collector) error
-}
+import "reflect"
 
 // BoltSpec is a bolt definition: the input type its handler accepts and how to
 // create a task.
@@ -17,11 +8,16 @@ type BoltSpec struct {
 	// Input is the handler's input type; every stream the bolt subscribes to must be
 	// assignable to it.
 	Input reflect.Type
-	// NewTask creates one task's implementation of the runtime's bolt contract
-	// (package internal/component); the runtime calls it on the task's goroutine.
-	NewTask func(TaskInfo) any
+	// Typed makes one task's typed half of a bolt that dsl defines (see
+	// [TypedBolt]), on the task's goroutine; the runtime builds the task
+	// around it by Kind. Nil for a bolt that makes its own tasks.
+	Typed func(TaskInfo) TypedBolt
+	// NewTask makes one task of a bolt that implements the task itself (a
+	// window, an adapter's shell bolt), on the task's goroutine. The runtime
+	// calls it when Typed is nil.
+	NewTask func(TaskInfo) BoltTask
 	// Kind names the implementation ("auto-ack", "terminator", "manual",
-	// "window", "shell").
+	// "stateful", "window", "shell").
 	Kind string
 	// Impl is the implementation's own description of the bolt (multilang keeps its
 	// command and declared streams here); the runtime ignores it.
@@ -58,10 +54,31 @@ func AutoAck[In any](consume func(in In, out Emitter) error) *BoltSpec {
 // hooks" in the package doc.
 func AutoAckFrom[In any, H Handler[In]](newHandler func(TaskInfo) H) *BoltSpec {
 	hooks := newHookCheck[H]("handler", handlerHooks)
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", hooks: hooks, NewTask: func(info TaskInfo) any {
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "auto-ack", hooks: hooks, Typed: func(info TaskInfo) TypedBolt {
 		h := newHandler(info)
 		hooks.value(h)
-		return newAutoAckTask(h, false)
+		return typedHandler[In](h)
+	}}
+}
+
+// typedHandler is h's typed half. A function handler is called without the
+// interface: one indirect call per input, as before the typed half existed.
+func typedHandler[In any](h Handler[In]) TypedBolt {
+	if fn, ok := any(h).(handlerFunc[In]); ok {
+		return TypedBolt{Handler: h, Execute: func(in *Tuple, c Collector) (bool, error) {
+			v, ok := in.Value.(In)
+			if !ok {
+				return false, nil
+			}
+			return true, fn(v, c)
+		}}
+	}
+	return TypedBolt{Handler: h, Execute: func(in *Tuple, c Collector) (bool, error) {
+		v, ok := in.Value.(In)
+		if !ok {
+			return false, nil
+		}
+		return true, h.Execute(v, c)
 	}}
 }
 
@@ -73,8 +90,8 @@ func AutoAckFrom[In any, H Handler[In]](newHandler func(TaskInfo) H) *BoltSpec {
 // tree. An untracked input's fail costs nothing.
 func Terminator[In any](consume func(in In)) *BoltSpec {
 	h := handlerFunc[In](func(in In, _ Emitter) error { consume(in); return nil })
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: terminatorKind, NewTask: func(TaskInfo) any {
-		return newAutoAckTask(h, true)
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: terminatorKind, Typed: func(TaskInfo) TypedBolt {
+		return typedHandler[In](h)
 	}}
 }
 
@@ -93,88 +110,17 @@ type ManualHandler[In any] interface {
 // [Builder.Build] can check its optional hooks (see the package doc).
 func Manual[In any, H ManualHandler[In]](newHandler func(TaskInfo) H) *BoltSpec {
 	hooks := newHookCheck[H]("handler", handlerHooks)
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "manual", hooks: hooks, NewTask: func(info TaskInfo) any {
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: "manual", hooks: hooks, Typed: func(info TaskInfo) TypedBolt {
 		h := newHandler(info)
 		hooks.value(h)
-		return &manualTask[In]{h: h}
+		return TypedBolt{Handler: h, Execute: func(in *Tuple, c Collector) (bool, error) {
+			v, ok := in.Value.(In)
+			if !ok {
+				return false, nil
+			}
+			return true, h.Execute(v, *in, c)
+		}}
 	}}
 }
 
 const terminatorKind = "terminator"
-
-type autoAckTask[In any] struct {
-	h    Handler[In]
-	fn   handlerFunc[In] // h when it is a function: called without the interface
-	fail bool            // terminator
-}
-
-func newAutoAckTask[In any](h Handler[In], fail bool) *autoAckTask[In] {
-	a := &autoAckTask[In]{h: h, fail: fail}
-	a.fn, _ = h.(handlerFunc[In])
-	return a
-}
-
-func (a *autoAckTask[In]) Execute(in *Tuple, c Collector) error {
-	ack, err := a.ExecuteAuto(in, c)
-	if ack {
-		c.Ack(*in)
-	}
-	return err
-}
-
-// ExecuteAuto is Execute, except that the ack of a handled input is left to
-// the caller (the runtime acks it in place; see internal/component.AutoAcker).
-func (a *autoAckTask[In]) ExecuteAuto(in *Tuple, c Collector) (ack bool, err error) {
-	if in.IsTick() {
-		return false, tick(a.h, in.Value.(Tick), c)
-	}
-	v, err := inputOf[In](in, c)
-	if err != nil {
-		return false, err
-	}
-	if a.fn != nil {
-		err = a.fn(v, c)
-	} else {
-		err = a.h.Execute(v, c)
-	}
-	if err != nil || a.fail {
-		c.Fail(*in)
-		return false, err
-	}
-	return true, nil
-}
-
-type manualTask[In any] struct{ h ManualHandler[In] }
-
-func (m *manualTask[In]) Execute(in *Tuple, c Collector) error {
-	if in.IsTick() {
-		return tick(m.h, in.Value.(Tick), c)
-	}
-	v, err := inputOf[In](in, c)
-	if err != nil {
-		return err
-	}
-	if err := m.h.Execute(v, *in, c); err != nil {
-		c.Fail(*in)
-		return err
-	}
-	return nil
-}
-
-// inputOf returns the input's value as the handler's type, or fails the input:
-// Build only lets assignable streams in, so this guards other producers (shell).
-func inputOf[In any](in *Tuple, c Collector) (In, error) {
-	v, ok := in.Value.(In)
-	if !ok {
-		c.Fail(*in)
-		return v, fmt.Errorf("input of type %T is not %v", in.Value, reflect.TypeFor[In]())
-	}
-	return v, nil
-}
-
-func tick(h any, t Tick, c Collector) error {
-	if tk, ok := h.(ticker); ok {
-		return tk.Tick(t, c)
-	}
-	return nil
-}

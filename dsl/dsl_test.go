@@ -61,7 +61,7 @@ func TestFieldsGroupingHashesItsKeyWithHashKey(t *testing.T) {
 	if g.String() != "fields[Word]" {
 		t.Errorf("String() = %q, want %q", g.String(), "fields[Word]")
 	}
-	if g.Kind != "fields" || g.Stream != reflect.TypeFor[hashed]() {
+	if g.Kind != dsl.FieldsGrouping || g.Stream != reflect.TypeFor[hashed]() {
 		t.Errorf("Fields grouping = %+v, want kind fields on stream hashed", g)
 	}
 }
@@ -69,15 +69,28 @@ func TestFieldsGroupingHashesItsKeyWithHashKey(t *testing.T) {
 func TestGroupingKindsAndNames(t *testing.T) {
 	for _, tt := range []struct {
 		g    dsl.Grouping
+		kind dsl.GroupingKind
 		want string
 	}{
-		{dsl.Shuffle[hashed](), "shuffle"},
-		{dsl.All[hashed](), "all"},
-		{dsl.Direct[hashed](), "direct"},
-		{dsl.Global[hashed](), "global"},
+		{dsl.Shuffle[hashed](), dsl.ShuffleGrouping, "shuffle"},
+		{dsl.All[hashed](), dsl.AllGrouping, "all"},
+		{dsl.Direct[hashed](), dsl.DirectGrouping, "direct"},
+		{dsl.Global[hashed](), dsl.GlobalGrouping, "global"},
+		{dsl.LocalOrShuffle[hashed](), dsl.LocalOrShuffleGrouping, "local_or_shuffle"},
+		{dsl.None[hashed](), dsl.NoneGrouping, "none"},
 	} {
-		if tt.g.Kind != tt.want || tt.g.String() != tt.want || tt.g.Stream != reflect.TypeFor[hashed]() {
-			t.Errorf("grouping %+v (String %q), want kind and name %q on stream hashed", tt.g, tt.g.String(), tt.want)
+		if tt.g.Kind != tt.kind || tt.g.String() != tt.want || tt.g.Stream != reflect.TypeFor[hashed]() {
+			t.Errorf("grouping %+v (String %q), want kind %v named %q on stream hashed", tt.g, tt.g.String(), tt.kind, tt.want)
+		}
+	}
+}
+
+// A value that is no kind still prints, so that a message naming it is never
+// empty or a bare number.
+func TestGroupingKindStringCoversUnknownValues(t *testing.T) {
+	for k, want := range map[dsl.GroupingKind]string{0: "GroupingKind(0)", 8: "GroupingKind(8)", -1: "GroupingKind(-1)", dsl.FieldsGrouping: "fields"} {
+		if got := k.String(); got != want {
+			t.Errorf("GroupingKind(%d).String() = %q, want %q", int(k), got, want)
 		}
 	}
 }

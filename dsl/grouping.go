@@ -4,16 +4,47 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-
-	"github.com/goshelter/goshelter/internal/grouping"
 )
+
+// GroupingKind says how a [Grouping] spreads a stream's tuples over a bolt's
+// tasks. Its zero value is no grouping, which [Builder.Build] rejects.
+type GroupingKind int
+
+// The kinds of [Grouping], one per constructor of the same name.
+const (
+	ShuffleGrouping GroupingKind = iota + 1 // round robin over the tasks
+	FieldsGrouping                          // by a stable hash of a key, so equal keys meet on one task
+	AllGrouping                             // every task gets every tuple
+	DirectGrouping                          // the emitter names the task (EmitDirect)
+	GlobalGrouping                          // the task with the lowest id
+	// LocalOrShuffleGrouping prefers tasks in the emitter's worker process,
+	// which for goshelter (one process) is every task: it routes as Shuffle.
+	LocalOrShuffleGrouping
+	// NoneGrouping leaves the choice to the runtime; goshelter shuffles, as Storm does.
+	NoneGrouping
+)
+
+// groupingNames are Storm's names of the kinds, lower case, by kind.
+var groupingNames = [...]string{
+	ShuffleGrouping: "shuffle", FieldsGrouping: "fields", AllGrouping: "all", DirectGrouping: "direct",
+	GlobalGrouping: "global", LocalOrShuffleGrouping: "local_or_shuffle", NoneGrouping: "none",
+}
+
+// String returns the kind's name as Storm spells it in lower case
+// ("shuffle", "local_or_shuffle"), or GroupingKind(n) for a value that is no
+// kind.
+func (k GroupingKind) String() string {
+	if k > 0 && int(k) < len(groupingNames) {
+		return groupingNames[k]
+	}
+	return fmt.Sprintf("GroupingKind(%d)", int(k))
+}
 
 // Grouping subscribes a bolt to one stream (the type parameter of the constructor)
 // and says how its tuples are spread over the bolt's tasks.
 type Grouping struct {
-	// Kind is "shuffle", "fields", "all", "direct", "global",
-	// "local_or_shuffle" or "none".
-	Kind string
+	// Kind is how the tuples are spread.
+	Kind GroupingKind
 	// Stream is the stream's Go type.
 	Stream reflect.Type
 	// Fields are the field names a fields grouping keys on (used for validation,
@@ -25,18 +56,18 @@ type Grouping struct {
 
 // String describes the grouping, e.g. "fields(word)".
 func (g Grouping) String() string {
-	if g.Kind == grouping.Fields {
+	if g.Kind == FieldsGrouping {
 		return fmt.Sprintf("fields%v", g.Fields)
 	}
-	return g.Kind
+	return g.Kind.String()
 }
 
 // Shuffle spreads tuples of stream T evenly over the bolt's tasks.
-func Shuffle[T any]() Grouping { return Grouping{Kind: grouping.Shuffle, Stream: reflect.TypeFor[T]()} }
+func Shuffle[T any]() Grouping { return Grouping{Kind: ShuffleGrouping, Stream: reflect.TypeFor[T]()} }
 
 // All sends every tuple of stream T to every task of the bolt; each copy is a
 // separate edge of the tuple tree.
-func All[T any]() Grouping { return Grouping{Kind: grouping.All, Stream: reflect.TypeFor[T]()} }
+func All[T any]() Grouping { return Grouping{Kind: AllGrouping, Stream: reflect.TypeFor[T]()} }
 
 // Direct lets the emitter choose the task of each tuple of stream T: a bolt
 // with EmitDirect, a spout whose Source has a DirectTask method (see
@@ -44,10 +75,10 @@ func All[T any]() Grouping { return Grouping{Kind: grouping.All, Stream: reflect
 // spout has no way to name a task, so [Builder.Build] refuses it a Direct
 // subscriber; a reliable spout whose Source lacks DirectTask fails each
 // message it emits on the stream, with a logged error.
-func Direct[T any]() Grouping { return Grouping{Kind: grouping.Direct, Stream: reflect.TypeFor[T]()} }
+func Direct[T any]() Grouping { return Grouping{Kind: DirectGrouping, Stream: reflect.TypeFor[T]()} }
 
 // Global sends every tuple of stream T to the bolt's task with the lowest id.
-func Global[T any]() Grouping { return Grouping{Kind: grouping.Global, Stream: reflect.TypeFor[T]()} }
+func Global[T any]() Grouping { return Grouping{Kind: GlobalGrouping, Stream: reflect.TypeFor[T]()} }
 
 // LocalOrShuffle is Storm's local-or-shuffle grouping: tuples of stream T go to
 // the bolt's tasks in the emitter's worker process if there are any, shuffled.
@@ -55,12 +86,12 @@ func Global[T any]() Grouping { return Grouping{Kind: grouping.Global, Stream: r
 // multilang.Flux exports it as LOCAL_OR_SHUFFLE, which saves network hops on a
 // Storm cluster of several workers.
 func LocalOrShuffle[T any]() Grouping {
-	return Grouping{Kind: grouping.LocalOrShuffle, Stream: reflect.TypeFor[T]()}
+	return Grouping{Kind: LocalOrShuffleGrouping, Stream: reflect.TypeFor[T]()}
 }
 
 // None is Storm's none grouping: the subscriber does not care which task gets
 // each tuple of stream T. goshelter (like Storm) spreads them as [Shuffle].
-func None[T any]() Grouping { return Grouping{Kind: grouping.None, Stream: reflect.TypeFor[T]()} }
+func None[T any]() Grouping { return Grouping{Kind: NoneGrouping, Stream: reflect.TypeFor[T]()} }
 
 // hashable is what a fields grouping may key on: values with a stable hash.
 type hashable interface {
@@ -80,7 +111,7 @@ type hashable interface {
 // same for all NaNs of the stream, although NaN equals nothing in Go.
 func Fields[T any, K hashable](key func(T) K, fields ...string) Grouping {
 	return Grouping{
-		Kind:   grouping.Fields,
+		Kind:   FieldsGrouping,
 		Stream: reflect.TypeFor[T](),
 		Fields: fields,
 		Key:    func(tuple any) uint64 { return hashKey(key(tuple.(T))) },

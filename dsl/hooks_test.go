@@ -103,28 +103,3 @@ func TestHookCheckOfAConcreteTypeIsDoneAtDefinition(t *testing.T) {
 	}
 	check.value(tickNoCollector{}) // Build reports it: no panic here
 }
-
-// deactivateOnly records its Deactivate; it has no Activate.
-type deactivateOnly struct {
-	hookSourceBase
-	deactivated *int
-}
-
-type hookSourceBase struct{}
-
-func (hookSourceBase) Next() (int, hookNum, bool) { return 0, hookNum{}, false }
-func (hookSourceBase) Ack(int)                    {}
-func (hookSourceBase) Nack(int)                   {}
-
-func (s deactivateOnly) Deactivate() { *s.deactivated++ }
-
-func TestSourceHooksAreIndependent(t *testing.T) {
-	var n int
-	spec := ReliableFrom(func(TaskInfo) deactivateOnly { return deactivateOnly{deactivated: &n} })
-	task := spec.NewTask(TaskInfo{Settings: Settings{MaxSpoutPending: 8}}).(*reliableTask[int, hookNum])
-	task.Activate() // none: nothing to call
-	task.Deactivate()
-	if n != 1 {
-		t.Errorf("Deactivate called %d times, want 1 without an Activate", n)
-	}
-}

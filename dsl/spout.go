@@ -1,54 +1,11 @@
 package dsl
 
-import (
-	"fmt"
-	"reflect"
-)
-
-// spoutEmitter is the runtime's side of a spout emit (package
-// internal/component names it SpoutEmitter; the two are one type).
-type spoutEmitter = interface {
-	Emit(tuple any, tracked bool) (root uint64)
-}
-
-// spoutDirectEmitter is the runtime's side of a direct spout emit (package
-// internal/component names it DirectSpoutEmitter; the two are one type).
-type spoutDirectEmitter = interface {
-	EmitDirect(task int, tuple any, tracked bool) (root uint64)
-}
+import "reflect"
 
 // directSource is a Source that chooses the task of each message (see Source
 // and "Optional hooks" in the package doc).
 type directSource[T any] interface {
 	DirectTask(tuple T) (task int)
-}
-
-// emitTo emits tuple to task (0: through the groupings).
-func emitTo(e spoutEmitter, task int, tuple any, tracked bool) uint64 {
-	if task == 0 {
-		return e.Emit(tuple, tracked)
-	}
-	d, ok := e.(spoutDirectEmitter)
-	if !ok {
-		panic(fmt.Errorf("dsl: the runtime cannot emit direct from a spout (task %d)", task))
-	}
-	return d.EmitDirect(task, tuple, tracked)
-}
-
-// activator and deactivator are a Source's activation hooks (see "Optional
-// hooks" in the package doc). They are separate: a Source may have either.
-type (
-	activator   interface{ Activate() }
-	deactivator interface{ Deactivate() }
-)
-
-// positioner is a Source that can say where it is and go back there: its
-// position is stored with every checkpoint of a topology with [Stateful]
-// bolts, and the source is rewound to the committed one when the topology
-// starts again (see "Optional hooks" in the package doc).
-type positioner interface {
-	Position() []byte
-	Rewind(position []byte) error
 }
 
 // Source is a reliable spout's per-task state. Next returns a message id and a
@@ -80,9 +37,16 @@ type Source[ID comparable, T any] interface {
 type SpoutSpec struct {
 	Output   reflect.Type
 	Reliable bool
-	// NewTask creates one task's implementation of the runtime's spout contract
-	// (package internal/component); the runtime calls it on the task's goroutine.
-	NewTask func(TaskInfo) any
+	// Typed makes one task's typed half of a spout defined by [Reliable] or
+	// [ReliableFrom] (see [TypedSource]), on the task's goroutine.
+	Typed func(TaskInfo) TypedSource
+	// TypedNext makes one task's next function of a spout defined by
+	// [Unreliable] or [UnreliableFrom], on the task's goroutine.
+	TypedNext func(TaskInfo) func() (tuple any, ok bool)
+	// NewTask makes one task of a spout that implements the task itself (an
+	// adapter's shell spout), on the task's goroutine. The runtime calls it
+	// when Typed and TypedNext are nil.
+	NewTask func(TaskInfo) SpoutTask
 	// Kind names the implementation for graphs and logs ("reliable", "unreliable", "shell").
 	Kind string
 	// Impl is the implementation's own description of the spout (multilang keeps
@@ -115,12 +79,14 @@ func ReliableFrom[ID comparable, T any, S Source[ID, T]](newSource func(TaskInfo
 		Reliable: true,
 		Kind:     "reliable",
 		hooks:    hooks,
-		NewTask: func(info TaskInfo) any {
+		Typed: func(info TaskInfo) TypedSource {
 			src := newSource(info)
 			hooks.value(src)
 			// The map grows with what is pending, not with the max: a max of
 			// 2^31-1 ("unlimited") must not cost memory up front.
-			return &reliableTask[ID, T]{src: src, pending: make(map[uint64]ID, min(info.Settings.MaxSpoutPending, 1024))}
+			t := &typedSource[ID, T]{src: src, pending: make(map[uint64]ID, min(info.Settings.MaxSpoutPending, 1024))}
+			t.direct, _ = any(src).(directSource[T])
+			return t
 		},
 	}
 }
@@ -139,8 +105,15 @@ func UnreliableFrom[T any](newNext func(TaskInfo) func() (T, bool)) *SpoutSpec {
 	return &SpoutSpec{
 		Output: reflect.TypeFor[T](),
 		Kind:   unreliableKind,
-		NewTask: func(info TaskInfo) any {
-			return unreliableTask[T](newNext(info))
+		TypedNext: func(info TaskInfo) func() (any, bool) {
+			next := newNext(info)
+			return func() (any, bool) {
+				tuple, ok := next()
+				if !ok {
+					return nil, false // no tuple to box
+				}
+				return tuple, true
+			}
 		},
 	}
 }
@@ -158,106 +131,64 @@ func (s funcSource[ID, T]) Next() (ID, T, bool) { return s.next() }
 func (s funcSource[ID, T]) Ack(id ID)           { s.ack(id) }
 func (s funcSource[ID, T]) Nack(id ID)          { s.nack(id) }
 
-// reliableTask maps tree roots back to the user's message ids.
-type reliableTask[ID comparable, T any] struct {
+// typedSource is the typed half of a reliable spout task: the Source, and
+// the ids of its messages by tree root.
+type typedSource[ID comparable, T any] struct {
 	src     Source[ID, T]
+	direct  directSource[T] // src, if it has the DirectTask hook
 	pending map[uint64]ID
+	current ID // the message of the last Next, until Pend or Settle
 }
 
-func (r *reliableTask[ID, T]) Next(e spoutEmitter) bool {
-	id, tuple, ok := r.src.Next()
-	if !ok {
-		return false
-	}
-	task := 0
-	if d, ok := r.src.(directSource[T]); ok {
-		task = r.directTask(d, id, tuple)
-	}
-	if root := emitTo(e, task, tuple, true); root != 0 {
-		r.pending[root] = id
-	} else {
-		r.src.Ack(id) // nothing downstream tracks it: complete already
-	}
-	return true
-}
+func (s *typedSource[ID, T]) Source() any { return s.src }
 
-// directTask asks the source for the task of the message id; if that panics,
-// the message is nacked first (it was handed out and never emitted) and the
-// panic fails the task.
-func (r *reliableTask[ID, T]) directTask(d directSource[T], id ID, tuple T) int {
-	defer func() {
-		if p := recover(); p != nil {
-			r.src.Nack(id)
-			panic(p)
-		}
-	}()
-	return d.DirectTask(tuple)
-}
-
-func (r *reliableTask[ID, T]) Ack(root uint64) {
-	if id, ok := r.pending[root]; ok {
-		delete(r.pending, root)
-		r.src.Ack(id)
-	}
-}
-
-func (r *reliableTask[ID, T]) Nack(root uint64) {
-	if id, ok := r.pending[root]; ok {
-		delete(r.pending, root)
-		r.src.Nack(id)
-	}
-}
-
-func (r *reliableTask[ID, T]) Abandon() {
-	for root, id := range r.pending {
-		delete(r.pending, root)
-		r.src.Nack(id)
-	}
-}
-
-// SourcePosition returns the source's position, if it has positions.
-func (r *reliableTask[ID, T]) SourcePosition() ([]byte, bool) {
-	p, ok := r.src.(positioner)
+func (s *typedSource[ID, T]) Next() (any, bool) {
+	id, tuple, ok := s.src.Next()
 	if !ok {
 		return nil, false
 	}
-	return p.Position(), true
+	s.current = id
+	return tuple, true
 }
 
-// RewindSource rewinds the source to a committed position. The messages
-// pending before (none, at a start) are forgotten: the source replays from
-// position on, which covers them.
-func (r *reliableTask[ID, T]) RewindSource(position []byte) error {
-	p, ok := r.src.(positioner)
-	if !ok {
+func (s *typedSource[ID, T]) DirectTask() func(tuple any) int {
+	if s.direct == nil {
 		return nil
 	}
-	clear(r.pending)
-	return p.Rewind(position)
+	return func(tuple any) int { return s.direct.DirectTask(tuple.(T)) }
 }
 
-func (r *reliableTask[ID, T]) Activate() {
-	if a, ok := r.src.(activator); ok {
-		a.Activate()
+func (s *typedSource[ID, T]) Pend(root uint64) {
+	s.pending[root] = s.current
+	s.current = *new(ID)
+}
+
+func (s *typedSource[ID, T]) Settle(ack bool) {
+	id := s.current
+	s.current = *new(ID)
+	s.tell(id, ack)
+}
+
+func (s *typedSource[ID, T]) Done(root uint64, ack bool) {
+	if id, ok := s.pending[root]; ok {
+		delete(s.pending, root)
+		s.tell(id, ack)
 	}
 }
 
-func (r *reliableTask[ID, T]) Deactivate() {
-	if d, ok := r.src.(deactivator); ok {
-		d.Deactivate()
+func (s *typedSource[ID, T]) Abandon() {
+	for root, id := range s.pending {
+		delete(s.pending, root)
+		s.src.Nack(id)
 	}
 }
 
-type unreliableTask[T any] func() (T, bool)
+func (s *typedSource[ID, T]) Forget() { clear(s.pending) }
 
-func (u unreliableTask[T]) Next(e spoutEmitter) bool {
-	tuple, ok := u()
-	if ok {
-		e.Emit(tuple, false)
+func (s *typedSource[ID, T]) tell(id ID, ack bool) {
+	if ack {
+		s.src.Ack(id)
+	} else {
+		s.src.Nack(id)
 	}
-	return ok
 }
-
-func (unreliableTask[T]) Ack(uint64)  {}
-func (unreliableTask[T]) Nack(uint64) {}
-func (unreliableTask[T]) Abandon()    {}

@@ -27,50 +27,19 @@ func Stateful[In any, K comparable, V any](execute func(in In, st *State[K, V], 
 // state (a metric, a buffer), which needs no lock there. Only the State is
 // checkpointed.
 func StatefulFrom[In any, K comparable, V any](newHandler func(TaskInfo) func(in In, st *State[K, V], out Emitter) error) *BoltSpec {
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: statefulKind, NewTask: func(info TaskInfo) any {
-		return &statefulTask[In, K, V]{execute: newHandler(info), state: newState[K, V]()}
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: statefulKind, Typed: func(info TaskInfo) TypedBolt {
+		execute, state := newHandler(info), newState[K, V]()
+		return TypedBolt{
+			Handler: execute,
+			Execute: func(in *Tuple, c Collector) (bool, error) {
+				v, ok := in.Value.(In)
+				if !ok {
+					return false, nil
+				}
+				return true, execute(v, state, c)
+			},
+			Restore:  state.restore,
+			Snapshot: state.snapshot,
+		}
 	}}
-}
-
-// statefulTask runs a Stateful bolt's handler over one task's state. The
-// runtime finds its state through RestoreState and SnapshotState (package
-// internal/component names the pair StateTask).
-type statefulTask[In any, K comparable, V any] struct {
-	execute func(In, *State[K, V], Emitter) error
-	state   *State[K, V]
-}
-
-func (s *statefulTask[In, K, V]) Execute(in *Tuple, c Collector) error {
-	ack, err := s.ExecuteAuto(in, c)
-	if ack {
-		c.Ack(*in)
-	}
-	return err
-}
-
-// ExecuteAuto leaves the ack to the runtime, which holds it until the
-// checkpoint that covers the input commits.
-func (s *statefulTask[In, K, V]) ExecuteAuto(in *Tuple, c Collector) (ack bool, err error) {
-	if in.IsTick() {
-		return false, nil
-	}
-	v, err := inputOf[In](in, c)
-	if err != nil {
-		return false, err
-	}
-	if err := s.execute(v, s.state, c); err != nil {
-		c.Fail(*in)
-		return false, err
-	}
-	return true, nil
-}
-
-// RestoreState loads one key of the last committed checkpoint.
-func (s *statefulTask[In, K, V]) RestoreState(key, value []byte) error {
-	return s.state.restore(key, value)
-}
-
-// SnapshotState hands the changes since the last checkpoint to put.
-func (s *statefulTask[In, K, V]) SnapshotState(put func(key, value []byte)) (int, error) {
-	return s.state.snapshot(put)
 }

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-
-	"github.com/goshelter/goshelter/internal/grouping"
 )
 
 // Component is a validated spout or bolt of a built [Topology]. Read-only.
@@ -35,6 +33,14 @@ type Edge struct {
 	From, To *Component
 	Stream   *Stream
 	Grouping Grouping
+	// Anchored is the anchoring rule, stated here once for Build and both
+	// hosts: a bolt's emits, made while it processes an input delivered on
+	// this edge (or anchored explicitly to such an input), join the input's
+	// tuple trees when the edge INTO the bolt is anchored (the reference's
+	// routing document: "s1 ==> b1 // Anchored: b1's emits are tracked"); the
+	// anchoring of the edges out of the bolt plays no part. A reliable spout's
+	// emits are tracked on every edge out of it, whatever the edge's
+	// anchoring, as in Storm and FsShelter: anchoring is about bolts.
 	Anchored bool
 }
 
@@ -402,7 +408,7 @@ func (v *validator) edges() {
 		}
 		seen[key] = true
 		src := e.From.ID + "/" + e.Stream.Name
-		direct := e.Grouping.Kind == grouping.Direct
+		direct := e.Grouping.Kind == DirectGrouping
 		if was, ok := directness[src]; ok && was != direct {
 			v.problem("stream %q of %q mixes direct and non-direct groupings; a stream is either direct or not", e.Stream.Name, e.From.ID)
 		}
@@ -428,7 +434,7 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		ok = false
 	}
 	g := d.grouping
-	if g.Kind == "" || g.Stream == nil {
+	if g.Kind == 0 || g.Stream == nil {
 		v.problem("edge %q -> %q has no grouping", d.from, d.to)
 		return nil, false
 	}
@@ -444,7 +450,7 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		v.problem("edge %q -> %q: spout %q emits %v, not %v", d.from, d.to, d.from, from.Spout.Output, g.Stream)
 		ok = false
 	}
-	if g.Kind == grouping.Direct && from.Spout != nil && from.Spout.Kind == unreliableKind {
+	if g.Kind == DirectGrouping && from.Spout != nil && from.Spout.Kind == unreliableKind {
 		// Every emit of such a spout goes through the groupings, which a
 		// direct stream refuses: each tuple would fail and none arrive.
 		v.problem("edge %q -> %q: spout %q is unreliable and cannot name a task, so a Direct grouping would refuse every tuple it emits (use ReliableFrom with a Source that has a DirectTask method, or another grouping)", d.from, d.to, d.from)
@@ -454,7 +460,7 @@ func (v *validator) edge(d edgeDef) (*Edge, bool) {
 		v.problem("edge %q -> %q: bolt %q takes %v and cannot accept stream %q (%v)", d.from, d.to, d.to, to.Bolt.Input, s.Name, g.Stream)
 		ok = false
 	}
-	if g.Kind == grouping.Fields {
+	if g.Kind == FieldsGrouping {
 		if len(g.Fields) == 0 {
 			v.problem("edge %q -> %q: fields grouping on stream %q names no fields", d.from, d.to, s.Name)
 			ok = false

@@ -2,9 +2,8 @@ package dsl
 
 import "fmt"
 
-// tracking records which components' emits can be on a tuple tree, and why:
-// the rule of the routing document, which the runtime states in
-// internal/component.Anchors (this package cannot import it). A reliable
+// tracking records which components' emits can be on a tuple tree, and why,
+// by the anchoring rule ([Edge].Anchored, which the runtime applies too). A reliable
 // spout's emits are tracked on every edge out of it. A bolt's emits, made
 // while it processes an input, join the input's trees when the edge the input
 // came in on is anchored; so a bolt's emits can be tracked when one of its

@@ -87,11 +87,6 @@ type WindowSpec[In any] struct {
 // wants (Storm's are ints of milliseconds: at most 24.8 days).
 const maxWindowTime = 10 * 365 * 24 * time.Hour
 
-// windowMargin is how far from the ends of int64 nanoseconds an event time
-// must stay so that every sum the window code forms with it (minus the lag,
-// minus the length, plus two slides) stays in range.
-func (d *windowDef) windowMargin() int64 { return int64(d.lag + d.length + 2*d.slide) }
-
 // windowMaxTuples is the conf key of Settings.WindowMaxTuples. It has no
 // exported constant because every exported identifier counts against the
 // module's budget; Storm names its window keys topology.bolts.window.*.
@@ -129,14 +124,84 @@ const windowKind = "window"
 // by time or follows event time gets tick tuples every WatermarkInterval.
 func Windowed[In any](newHandler func(TaskInfo) func(w Window[In], out Emitter) error, spec WindowSpec[In]) *BoltSpec {
 	def := spec.def()
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: windowKind, Impl: def, NewTask: func(info TaskInfo) any {
-		if problems := def.problems(); len(problems) > 0 { // Build rejects such a spec
-			return &autoAckTask[In]{h: handlerFunc[In](func(In, Emitter) error {
-				return fmt.Errorf("bad window: %v", problems)
-			})}
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: windowKind, Impl: def, Typed: func(info TaskInfo) TypedBolt {
+		w := &windowValues[In]{spec: spec, def: def, maxTuples: info.Settings.WindowMaxTuples}
+		if w.maxTuples <= 0 {
+			w.maxTuples = defaults().WindowMaxTuples
 		}
-		return newWindowTask(info, newHandler(info), spec, def)
+		if len(def.problems()) == 0 { // else the runtime's task fails every input
+			w.handle = newHandler(info)
+		}
+		return TypedBolt{Window: w}
 	}}
+}
+
+// windowValues is a windowed bolt task's typed half (see [TypedWindow]).
+type windowValues[In any] struct {
+	spec      WindowSpec[In]
+	def       *windowDef
+	maxTuples int
+	handle    func(Window[In], Emitter) error
+	vals      []In
+	expired   []In // values of earlier windows let go of since the last call
+	staged    In
+}
+
+func (w *windowValues[In]) Counts() (int, int) { return w.def.count, w.def.slideCount }
+func (w *windowValues[In]) Durations() (time.Duration, time.Duration, time.Duration) {
+	return w.def.length, w.def.slide, w.def.lag
+}
+func (w *windowValues[In]) EventTime() bool       { return w.def.eventTime }
+func (w *windowValues[In]) MaxTuples() int        { return w.maxTuples }
+func (w *windowValues[In]) Now() func() time.Time { return w.spec.Now }
+func (w *windowValues[In]) Problems() []string    { return w.def.problems() }
+
+func (w *windowValues[In]) Stage(in *Tuple) bool {
+	v, ok := in.Value.(In)
+	w.staged = v
+	return ok
+}
+
+func (w *windowValues[In]) Stamp() time.Time { return w.spec.Timestamp(w.staged) }
+
+func (w *windowValues[In]) Late() (any, bool) {
+	if w.spec.Late == nil {
+		return nil, false
+	}
+	return w.spec.Late(w.staged), true
+}
+
+func (w *windowValues[In]) Insert(at int) {
+	w.vals = append(w.vals, w.staged)
+	if last := len(w.vals) - 1; at < last {
+		copy(w.vals[at+1:], w.vals[at:last])
+		w.vals[at] = w.staged
+	}
+	var zero In
+	w.staged = zero
+}
+
+func (w *windowValues[In]) Compact(from int) {
+	n := copy(w.vals, w.vals[from:])
+	clear(w.vals[n:])
+	w.vals = w.vals[:n]
+}
+
+func (w *windowValues[In]) Clear(from, to int) {
+	clear(w.vals[from:to])
+	if to == len(w.vals) {
+		w.vals = w.vals[:0]
+	}
+}
+
+func (w *windowValues[In]) Expire(i int) { w.expired = append(w.expired, w.vals[i]) }
+
+func (w *windowValues[In]) Call(from, newFrom, to int, start, end time.Time, out Emitter) error {
+	defer func() { // also after a panic, which the runtime recovers
+		clear(w.expired)
+		w.expired = w.expired[:0]
+	}()
+	return w.handle(Window[In]{Tuples: w.vals[from:to], New: w.vals[newFrom:to], Expired: w.expired, Start: start, End: end}, out)
 }
 
 // windowDef is a spec without its type parameter, normalized: a tumbling

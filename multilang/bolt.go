@@ -24,7 +24,7 @@ import (
 func Bolt(cmd Command) *dsl.BoltSpec {
 	d := newDef(cmd, false)
 	return &dsl.BoltSpec{Input: reflect.TypeFor[any](), Kind: "shell", Impl: d,
-		NewTask: func(info dsl.TaskInfo) any { return newShellBolt(d, info) }}
+		NewTask: func(info dsl.TaskInfo) dsl.BoltTask { return newShellBolt(d, info) }}
 }
 
 // shellBolt is one task of a shell bolt. Its fields are touched only on the

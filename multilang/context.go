@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/internal/grouping"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
 
@@ -70,12 +69,12 @@ func addGrouping(m map[string]map[string]wire.Grouping, outer, inner string, e *
 // fields grouping on no fields there.
 func groupingOf(g dsl.Grouping) wire.Grouping {
 	switch g.Kind {
-	case grouping.Fields:
+	case dsl.FieldsGrouping:
 		return wire.Grouping{Type: "FIELDS", Fields: g.Fields}
-	case grouping.Global:
+	case dsl.GlobalGrouping:
 		return wire.Grouping{Type: "FIELDS", Fields: []string{}}
 	}
-	return wire.Grouping{Type: strings.ToUpper(g.Kind)} // SHUFFLE, ALL, DIRECT
+	return wire.Grouping{Type: strings.ToUpper(g.Kind.String())} // SHUFFLE, ALL, DIRECT
 }
 
 // outputStreams lists the streams component c emits, in stream order: a spout's

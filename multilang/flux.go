@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/internal/grouping"
 	"github.com/goshelter/goshelter/multilang/internal/flux"
 )
 
@@ -112,17 +111,17 @@ func fluxComponent(topo *dsl.Topology, c *dsl.Component, command []string) (flux
 func fluxGrouping(e *dsl.Edge) (flux.Grouping, error) {
 	g := flux.Grouping{StreamID: streamID(e.From, e.Stream)}
 	switch e.Grouping.Kind {
-	case grouping.Shuffle:
+	case dsl.ShuffleGrouping:
 		g.Type = "SHUFFLE"
-	case grouping.LocalOrShuffle:
+	case dsl.LocalOrShuffleGrouping:
 		g.Type = "LOCAL_OR_SHUFFLE"
-	case grouping.None:
+	case dsl.NoneGrouping:
 		g.Type = "NONE"
-	case grouping.Fields:
+	case dsl.FieldsGrouping:
 		g.Type, g.Args = "FIELDS", append([]string(nil), e.Grouping.Fields...)
-	case grouping.All:
+	case dsl.AllGrouping:
 		g.Type = "ALL"
-	case grouping.Global:
+	case dsl.GlobalGrouping:
 		g.Type = "GLOBAL"
 	default:
 		return g, fmt.Errorf("edge %v: %v grouping is not supported by Flux's shell wrappers", e, e.Grouping)

@@ -102,11 +102,11 @@ type server struct {
 	metrics bool // send "metrics" messages (metricsKey)
 	// outs are the component's streams that have a subscriber: only then
 	// does a spout's tracked emit get a message id, since a reliable spout's
-	// emits are tracked on every edge (component.Anchors). They also check
+	// emits are tracked on every edge (dsl.Edge.Anchored). They also check
 	// direct emits as the runtime's router does (see checkEmit).
 	outs map[*dsl.Stream]*outStream
 	// anchoring tells, by an input's sender and stream, whether a bolt's
-	// emits anchored to it carry its id (component.Anchors).
+	// emits anchored to it carry its id (dsl.Edge.Anchored).
 	anchoring component.Anchoring
 	// senders are the components that send to a bolt: id -> Index.
 	senders map[string]int

@@ -12,7 +12,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
-	"github.com/goshelter/goshelter/internal/grouping"
+	"github.com/goshelter/goshelter/internal/task"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 )
@@ -24,10 +24,11 @@ const idleSpoutPause = time.Millisecond
 // runSpout serves a spout: every command is answered by sync.
 func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	em := &servedSpout{s: s}
-	var task component.SpoutTask
-	if err := callUser(func() { task = c.Spout.NewTask(s.info).(component.SpoutTask) }); err != nil {
+	var t component.SpoutTask
+	if err := callUser(func() { t = task.NewSpout(c, s.info) }); err != nil {
 		return s.taskFailed(err)
 	}
+	task := t
 	if o, ok := task.(component.Opener); ok {
 		o.Open(em)
 	}
@@ -185,7 +186,7 @@ func (o *outStream) add(e *dsl.Edge) *outStream {
 	if o == nil {
 		o = &outStream{}
 	}
-	o.direct = o.direct || e.Grouping.Kind == grouping.Direct
+	o.direct = o.direct || e.Grouping.Kind == dsl.DirectGrouping
 	o.tasks = append(o.tasks, e.To.Tasks...)
 	return o
 }
@@ -220,10 +221,11 @@ func (s *server) checkEmit(tuple any, direct int) (*dsl.Stream, []json.RawMessag
 // runBolt serves a bolt: inputs are executed one at a time, heartbeats answered.
 func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	b := &servedBolt{s: s, ids: map[uint64]hostInput{}}
-	var task component.BoltTask
-	if err := callUser(func() { task = c.Bolt.NewTask(s.info).(component.BoltTask) }); err != nil {
+	var t component.BoltTask
+	if err := callUser(func() { t = task.NewBolt(c, s.info) }); err != nil {
 		return s.taskFailed(err)
 	}
+	task := t
 	run := func(fn func(dsl.Collector)) { b.call(func() { fn(b) }, nil) }
 	// A served bolt is active from its handshake until the host closes its
 	// input, and hears so as the runtime's bolts do (Storm tells bolts nothing).
@@ -323,7 +325,7 @@ func (b *servedBolt) report(err error) {
 type hostInput struct {
 	id string // the host's id
 	// joins tells whether emits anchored to the input carry its id: whether
-	// the edge it came in on is anchored (component.Anchors).
+	// the edge it came in on is anchored (dsl.Edge.Anchored).
 	joins bool
 }
 

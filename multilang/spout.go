@@ -27,7 +27,7 @@ import (
 func Spout[T any](cmd Command) *dsl.SpoutSpec {
 	d := newDef(cmd, true)
 	return &dsl.SpoutSpec{Output: reflect.TypeFor[T](), Reliable: true, Kind: "shell", Impl: d,
-		NewTask: func(info dsl.TaskInfo) any { return newShellSpout(d, info) }}
+		NewTask: func(info dsl.TaskInfo) dsl.SpoutTask { return newShellSpout(d, info) }}
 }
 
 // shellSpout is one task of a shell spout. Every method runs on the task's

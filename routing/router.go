@@ -70,10 +70,10 @@ const (
 	toLowest
 )
 
-var groupings = map[string]groupingKind{
-	grouping.Shuffle: byShuffle, grouping.Fields: byFields, grouping.All: toAll,
-	grouping.Direct: byEmitter, grouping.Global: toLowest,
-	grouping.LocalOrShuffle: byShuffle, grouping.None: byShuffle, // one process: every task is local
+var groupings = map[dsl.GroupingKind]groupingKind{
+	dsl.ShuffleGrouping: byShuffle, dsl.FieldsGrouping: byFields, dsl.AllGrouping: toAll,
+	dsl.DirectGrouping: byEmitter, dsl.GlobalGrouping: toLowest,
+	dsl.LocalOrShuffleGrouping: byShuffle, dsl.NoneGrouping: byShuffle, // one process: every task is local
 }
 
 // NewRouter builds the emit path of task. src supplies its tuple ids.
@@ -191,7 +191,7 @@ func (r *Router) failTree(root uint64, tracked bool) uint64 {
 // reaches reports whether an emit on s (to task direct, unless 0) is delivered
 // at all: only then may a tree start, since a tree nothing anchors would only
 // time out. A spout's tracked emits are tracked on every edge (whatever its
-// anchoring: see component.Anchors), so any delivery will do.
+// anchoring: see dsl.Edge.Anchored), so any delivery will do.
 func (r *Router) reaches(s *streamOut, direct int) bool {
 	if direct == 0 {
 		return len(s.dists) > 0
@@ -201,7 +201,7 @@ func (r *Router) reaches(s *streamOut, direct int) bool {
 
 // Emit routes a bolt's tuple, anchoring it to anchors on every edge: the
 // caller has kept only the anchors whose trees the emit joins, by the edges
-// they came in on (component.Anchors). A direct task of 0 means grouped
+// they came in on (dsl.Edge.Anchored). A direct task of 0 means grouped
 // delivery; otherwise the tuple goes to that task only.
 func (r *Router) Emit(tuple any, anchors []dsl.TupleID, direct int) error {
 	s, err := r.stream(tuple)

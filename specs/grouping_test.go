@@ -88,7 +88,7 @@ var _ = Describe("Shuffle grouping", Label("grouping-shuffle"), func() {
 var _ = Describe("Local-or-shuffle and none groupings", Label("grouping-shuffle"), func() {
 	DescribeTable("spread a spout's tuples evenly over the bolt's tasks, as shuffle does (every task is local)",
 		func(g dsl.Grouping, kind string) {
-			Expect(g.Kind).To(Equal(kind))
+			Expect(g.Kind.String()).To(Equal(kind))
 			got := new(sheltertest.Recorder[Num])
 			b := dsl.New("shuffle-like", nil)
 			spout := b.Spout("numbers", CountTo(40))

@@ -382,12 +382,12 @@ var _ = Describe("Windowed bolts", Label("windows"), func() {
 		b.Streams(Sum{})
 		spout := b.Spout("source", src.Spout())
 		recording := RecordingWindow(calls, numKey, dsl.WindowSpec[Num]{Count: 3})
-		newTask := recording.NewTask
-		recording.NewTask = func(info dsl.TaskInfo) any { // keep the task's Fail, to restart the topology
+		typed := recording.Typed
+		recording.Typed = func(info dsl.TaskInfo) dsl.TypedBolt { // keep the task's Fail, to restart the topology
 			mu.Lock()
 			failWindow = info.Fail
 			mu.Unlock()
-			return newTask(info)
+			return typed(info)
 		}
 		window := b.Bolt("window", recording)
 		b.Anchored(spout, window, dsl.Shuffle[Num]())

@@ -1,18 +1,20 @@
-// Package component states the contract between the runtime and the
-// implementations of spouts and bolts: the tasks that dsl's constructors and the
-// multilang adapter build, and the runtime drives. Applications never see it;
-// they write dsl handlers and sources.
+// Package component states the runtime's half of the contract between the
+// runtime and the tasks of spouts and bolts: the tasks that package
+// internal/task builds from dsl's specs, and those adapters such as multilang
+// make, which the runtime drives. Applications never see it; they write dsl
+// handlers and sources.
 //
 // # The contract
 //
-// A spec's NewTask (dsl.SpoutSpec, dsl.BoltSpec) returns a [SpoutTask] or a
-// [BoltTask]. The runtime calls every method on the task's own goroutine, one at
-// a time, so implementations need no locks; a method may block only as long as
-// the task may be unresponsive. A panic in any method is recovered by the
-// runtime: in a bolt's Execute it fails that input, elsewhere it fails the task
-// (under supervision the topology restarts). Optional interfaces ([Opener],
-// [Closer], [TaskEmitter], [SpoutTaskEmitter], [DirectSpoutEmitter]) are found
-// by type assertion.
+// A task is a dsl.SpoutTask or a dsl.BoltTask (this package names them
+// [SpoutTask] and [BoltTask] for the runtime's readers). The runtime calls
+// every method on the task's own goroutine, one at a time, so implementations
+// need no locks; a method may block only as long as the task may be
+// unresponsive. A panic in any method is recovered by the runtime: in a bolt's
+// Execute it fails that input, elsewhere it fails the task (under supervision
+// the topology restarts). Optional interfaces ([Opener], [Closer],
+// [TaskEmitter], [SpoutTaskEmitter], [DirectSpoutEmitter]) are found by type
+// assertion.
 package component
 
 import (
@@ -21,39 +23,16 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 )
 
-// SpoutEmitter is the runtime side of a spout emit. Emit routes tuple; when
-// tracked is true it starts a tuple tree and returns its root, which the task's
-// Ack or Nack later receives, or 0 when no subscriber tracks it (the message is
-// complete at once). It panics with a *EmitError when tuple cannot be routed.
-//
-// It is an alias of an unnamed interface so that dsl can implement the contract
-// without importing this package.
-type SpoutEmitter = interface {
-	Emit(tuple any, tracked bool) (root uint64)
-}
+// SpoutEmitter is the runtime side of a spout emit (dsl.SpoutEmitter). It
+// panics with a *EmitError when a tuple cannot be routed.
+type SpoutEmitter = dsl.SpoutEmitter
 
-// SpoutTask is a running spout instance.
-type SpoutTask interface {
-	// Next asks the source for at most one message, emits it through e and
-	// reports whether the source had one.
-	Next(e SpoutEmitter) bool
-	// Ack reports that the tree with this root was fully processed.
-	Ack(root uint64)
-	// Nack reports that the tree with this root failed or timed out.
-	Nack(root uint64)
-	// Abandon is called when the task stops with trees still open (a restart,
-	// or a drain that timed out): their outcome will never be known, so the task
-	// nacks every pending message to its source.
-	Abandon()
-}
+// SpoutTask is a running spout instance (dsl.SpoutTask).
+type SpoutTask = dsl.SpoutTask
 
-// BoltTask is a running bolt instance. Execute acks or fails in through c,
-// now or later; the runtime fails in when Execute panics. in is valid during
-// the call only (the runtime reuses it for the next input): a task that holds
-// an input keeps a copy.
-type BoltTask interface {
-	Execute(in *dsl.Tuple, c dsl.Collector) error
-}
+// BoltTask is a running bolt instance (dsl.BoltTask): Execute acks or fails
+// in through c, now or later; the runtime fails in when Execute panics.
+type BoltTask = dsl.BoltTask
 
 // AutoAcker is a BoltTask that can leave the final ack of an input to its
 // caller: ExecuteAuto does what Execute does, except that where Execute would
@@ -105,29 +84,12 @@ type SpoutTaskEmitter interface {
 // EmitDirect is Emit to task only, on a stream whose subscribers use direct
 // grouping (Storm's emitDirect from a spout). It panics with a *EmitError when
 // the stream is not direct or task does not subscribe to it.
-//
-// It is an alias of an unnamed interface so that dsl can use it without
-// importing this package.
-type DirectSpoutEmitter = interface {
+type DirectSpoutEmitter interface {
 	EmitDirect(task int, tuple any, tracked bool) (root uint64)
 }
 
-// Anchors reports whether a bolt's emits, made while it processes an input
-// delivered on edge e (or anchored explicitly to such an input), join the
-// input's tuple trees: whether e, the edge INTO the bolt, is anchored. It is
-// the rule of the reference's routing document ("s1 ==> b1 // Anchored: b1's
-// emits are tracked"); the anchoring of the edges OUT of the bolt plays no
-// part. A reliable spout's emits are tracked on every edge out of it,
-// whatever the edge's anchoring, as in Storm and FsShelter: anchoring is
-// about bolts.
-//
-// It is the one statement of the rule. Both hosts of a bolt apply it through
-// [NewAnchoring]: the runtime per input and per anchor, and multilang.Serve
-// per input it gets from Storm. dsl's Build cannot import this package and
-// follows the same rule where it rejects Terminators on tracked edges.
-func Anchors(e *dsl.Edge) bool { return e.Anchored }
-
-// Anchoring is one bolt's table of [Anchors], by the sending component and
+// Anchoring is one bolt's table of which input edges anchor (the rule is
+// stated once, on dsl.Edge.Anchored), by the sending component and
 // the stream of its input edges, built once per task so that the per-tuple
 // path only indexes a slice. The zero value anchors nothing.
 type Anchoring struct {
@@ -139,7 +101,7 @@ type Anchoring struct {
 func NewAnchoring(t *dsl.Topology, bolt *dsl.Component) Anchoring {
 	a := Anchoring{streams: len(t.Streams), anchored: make([]bool, len(t.Components)*len(t.Streams))}
 	for _, e := range t.Edges {
-		if e.To == bolt && Anchors(e) {
+		if e.To == bolt && e.Anchored {
 			a.anchored[e.From.Index*a.streams+e.Stream.Index] = true
 		}
 	}
@@ -158,15 +120,13 @@ func (a Anchoring) Joins(source int, stream *dsl.Stream) bool {
 }
 
 // Joiner is implemented by the Collectors of both hosts: Joins reports
-// whether an emit anchored to in joins in's trees ([Anchors] applied to the
-// edge in came in on). The Collectors apply it to every anchor they are given;
-// dsl's windows ask it of each input they hold when they build the one anchor
-// that stands for a whole window, so that anchor covers only the inputs whose
-// edges are anchored (each input judged by its own edge).
-//
-// It is an alias of an unnamed interface so that dsl can use it without
-// importing this package.
-type Joiner = interface {
+// whether an emit anchored to in joins in's trees (whether the edge in came
+// in on is anchored: dsl.Edge.Anchored). The Collectors apply it to every
+// anchor they are given; internal/task's windows ask it of each input they
+// hold when they build the one anchor that stands for a whole window, so that
+// anchor covers only the inputs whose edges are anchored (each input judged
+// by its own edge).
+type Joiner interface {
 	Joins(in *dsl.Tuple) bool
 }
 
@@ -183,7 +143,8 @@ func (e *EmitError) Error() string {
 	return fmt.Sprintf("component %q cannot emit %s: %s", e.Component, e.Stream, e.Reason)
 }
 
-// StateTask is implemented by the bolt tasks of dsl.Stateful. The runtime
+// StateTask is implemented by the bolt tasks of dsl.Stateful (built by
+// internal/task). The runtime
 // calls RestoreState for every key of the task's state in the last committed
 // checkpoint before the first input, and SnapshotState at each checkpoint's
 // barrier: put gets every key changed since the last snapshot (a nil value
@@ -194,7 +155,8 @@ type StateTask interface {
 	SnapshotState(put func(key, value []byte)) (size int, err error)
 }
 
-// PositionedSpout is implemented by dsl's reliable spout tasks. ok reports
+// PositionedSpout is implemented by the reliable spout tasks internal/task
+// builds. ok reports
 // whether the source has positions (the optional hooks Position and Rewind):
 // a checkpoint stores SourcePosition's result, taken between two Next calls,
 // and a restart calls RewindSource with the committed one before the first

@@ -19,31 +19,6 @@ func TestEmitErrorNamesTheComponentAndTheStream(t *testing.T) {
 	}
 }
 
-// The dsl's constructors implement the contract without importing this
-// package: SpoutEmitter is an alias of an unnamed interface for that reason.
-func TestDSLTasksImplementTheContract(t *testing.T) {
-	type word struct{ W string }
-	spouts := []*dsl.SpoutSpec{
-		dsl.Unreliable(func() (word, bool) { return word{}, false }),
-		dsl.Reliable(func() (int, word, bool) { return 0, word{}, false }, func(int) {}, func(int) {}),
-	}
-	for _, s := range spouts {
-		if _, ok := s.NewTask(dsl.TaskInfo{}).(component.SpoutTask); !ok {
-			t.Errorf("%s spout: NewTask does not make a component.SpoutTask", s.Kind)
-		}
-	}
-	bolts := []*dsl.BoltSpec{
-		dsl.AutoAck(func(word, dsl.Emitter) error { return nil }),
-		dsl.Terminator(func(word) {}),
-		dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[word] { return nil }),
-	}
-	for _, b := range bolts {
-		if _, ok := b.NewTask(dsl.TaskInfo{}).(component.BoltTask); !ok {
-			t.Errorf("%s bolt: NewTask does not make a component.BoltTask", b.Kind)
-		}
-	}
-}
-
 // The edge INTO a bolt decides (the routing document's rule): join has an
 // anchored input from s1 and an unanchored one from s2; its own edge out is
 // unanchored and plays no part. Inputs from no edge of join join nothing.

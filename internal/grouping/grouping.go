@@ -1,22 +1,7 @@
-// Package grouping names the groupings as dsl.Grouping.Kind holds them, for the
-// packages that act on a grouping (routing, multilang's Flux export, graphs).
-// It also holds Index, the one way a key picks one of n tasks: a fields
-// grouping's hash picks its task, and a tree's root picks its acker.
+// Package grouping holds Index, the one way a key picks one of n tasks: a
+// fields grouping's hash picks its task, and a tree's root picks its acker.
+// The kinds of grouping are the model's own (dsl.GroupingKind).
 package grouping
-
-// The kinds of dsl.Grouping.
-const (
-	Shuffle = "shuffle" // round robin over the tasks
-	Fields  = "fields"  // by a stable hash of a key, so equal keys meet on one task
-	All     = "all"     // every task gets every tuple
-	Direct  = "direct"  // the emitter names the task (EmitDirect)
-	Global  = "global"  // the task with the lowest id
-	// LocalOrShuffle prefers tasks in the emitter's worker process, which for
-	// goshelter (one process) is every task: it routes as Shuffle.
-	LocalOrShuffle = "local_or_shuffle"
-	// None leaves the choice to the runtime; goshelter shuffles, as Storm does.
-	None = "none"
-)
 
 // Index returns key mod n, the index among n tasks that key picks. For a
 // power of two (one acker, by default) it is a mask: a 64-bit division on

@@ -1,14 +1,22 @@
-package dsl
+package task
 
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"sort"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/component"
 )
+
+// windowMaxTuples is the conf key of dsl.Settings.WindowMaxTuples, for the
+// warning that names the cap.
+const windowMaxTuples = "topology.bolts.window.max.tuples"
 
 // The task a Windowed spec runs: it holds inputs, closes windows on the count
 // or the clock (watermark), calls the handler, and acks what left every window.
@@ -17,26 +25,24 @@ import (
 // parallel slices, oldest first, so a window is a subslice handed to the
 // handler without copying. Entries leave from the head only: the held tuples
 // that can be in no future window are always the oldest.
-type windowTask[In any] struct {
-	handle func(Window[In], Emitter) error
-	info   TaskInfo
-	log    *zap.Logger
-	now    func() time.Time
-	stamp  func(In) time.Time // event time, or nil
-	late   func(In) any
+type windowTask struct {
+	typed dsl.TypedWindow // the values, at the indexes of ts and tups
+	input reflect.Type    // what typed takes
+	info  dsl.TaskInfo
+	log   *zap.Logger
+	now   func() time.Time
+	event bool // event time: a value's time is its timestamp
 
 	count, slideCount int   // in tuples; 0 when in time
 	length, slide     int64 // in nanoseconds; 0 when in tuples
 	lag               int64
 
-	head    int // held entries are ts[head:], vals[head:], tups[head:]
+	head    int // held entries are ts[head:], typed's values[head:], tups[head:]
 	ts      []int64
-	vals    []In
-	tups    []Tuple
+	tups    []dsl.Tuple
 	tracked int   // held entries on a tuple tree, for anchoring
 	shown   int   // the first shown held entries have been in a window
 	evicted int64 // entries that left so far: the head's rank
-	expired []In  // shown entries that left since the last call
 
 	nextEnd  int64 // end of the next window that slides by time
 	hasNext  bool
@@ -65,11 +71,13 @@ type streamMax struct {
 	seen   bool
 }
 
-func newWindowTask[In any](info TaskInfo, handle func(Window[In], Emitter) error, spec WindowSpec[In], d *windowDef) *windowTask[In] {
-	w := &windowTask[In]{
-		handle: handle, info: info, log: info.Logger, now: spec.Now, stamp: spec.Timestamp, late: spec.Late,
-		count: d.count, slideCount: d.slideCount, length: int64(d.length), slide: int64(d.slide), lag: int64(d.lag),
-		lastTrig: -1, deadTs: minInt64, deadRank: -1, maxTuples: info.Settings.WindowMaxTuples,
+func newWindowTask(info dsl.TaskInfo, typed dsl.TypedWindow, input reflect.Type) *windowTask {
+	count, slideCount := typed.Counts()
+	length, slide, lag := typed.Durations()
+	w := &windowTask{
+		typed: typed, input: input, info: info, log: info.Logger, now: typed.Now(), event: typed.EventTime(),
+		count: count, slideCount: slideCount, length: int64(length), slide: int64(slide), lag: int64(lag),
+		lastTrig: -1, deadTs: minInt64, deadRank: -1, maxTuples: typed.MaxTuples(),
 	}
 	if w.log == nil {
 		w.log = zap.NewNop()
@@ -80,19 +88,20 @@ func newWindowTask[In any](info TaskInfo, handle func(Window[In], Emitter) error
 	if w.now == nil {
 		w.now = time.Now
 	}
-	if w.maxTuples <= 0 {
-		w.maxTuples = defaults().WindowMaxTuples
-	}
-	if w.stamp == nil && w.count > 0 && w.slideCount > w.count {
+	if !w.event && w.count > 0 && w.slideCount > w.count {
 		// Windows that skip tuples (SlideCount above Count): the tuples before
 		// the first window's are in none.
 		w.deadRank = int64(w.slideCount - 1 - w.count)
 	}
-	if w.stamp != nil {
-		margin := d.windowMargin()
+	if w.event {
+		// How far from the ends of int64 nanoseconds an event time must stay
+		// so that every sum the window code forms with it (minus the lag,
+		// minus the length, plus two slides) stays in range (dsl bounds each
+		// of them, so the margin itself cannot overflow).
+		margin := int64(lag + length + 2*slide)
 		w.earliest, w.latest = time.Unix(0, minInt64+margin), time.Unix(0, maxInt64-margin)
 	}
-	if m := info.Model; m != nil && w.stamp != nil {
+	if m := info.Model; m != nil && w.event {
 		for _, e := range m.Edges {
 			if e.To.ID == info.Component && w.streamOf(e.From.ID, e.Stream.Index) < 0 {
 				w.streams = append(w.streams, streamMax{source: e.From.ID, stream: e.Stream.Index})
@@ -108,18 +117,19 @@ const (
 	maxInt64 = 1<<63 - 1
 )
 
-func (w *windowTask[In]) Execute(t *Tuple, c Collector) error {
+func (w *windowTask) Execute(t *dsl.Tuple, c dsl.Collector) error {
 	if t.IsTick() {
 		return w.tick(c)
 	}
-	in := *t // held in the window: a copy, as the input's batch is reused
-	v, err := inputOf[In](t, c)
-	if err != nil {
-		return err
+	in := *t               // held in the window: a copy, as the input's batch is reused
+	if !w.typed.Stage(t) { // Build only lets assignable streams in: this guards other producers (shell)
+		c.Fail(in)
+		return fmt.Errorf("input of type %T is not %v", t.Value, w.input)
 	}
+	var err error
 	var ts int64
-	if w.stamp != nil {
-		at := w.stamp(v)
+	if w.event {
+		at := w.typed.Stamp()
 		if at.Before(w.earliest) || at.After(w.latest) {
 			// UnixNano would wrap it into some other window: refuse it.
 			c.Fail(in)
@@ -129,7 +139,7 @@ func (w *windowTask[In]) Execute(t *Tuple, c Collector) error {
 		ts = at.UnixNano()
 		w.track(in, ts)
 		if w.hasWM && ts < w.wm {
-			w.lateInput(in, v, ts, c)
+			w.lateInput(in, ts, c)
 			return nil
 		}
 	} else {
@@ -143,17 +153,17 @@ func (w *windowTask[In]) Execute(t *Tuple, c Collector) error {
 		w.log.Info("window accepts inputs again", zap.Int64("failed", w.refusing))
 		w.refusing = 0
 	}
-	i := w.insert(ts, v, in)
-	if w.stamp == nil && w.slide > 0 && !w.hasNext {
+	i := w.insert(ts, in)
+	if !w.event && w.slide > 0 && !w.hasNext {
 		// In processing time later tuples are never older, so the window this
 		// one ends in is the next to close (and bounds a Count window at once).
 		w.nextEnd, w.hasNext = floorTo(ts, w.slide)+w.slide, true
 	}
-	if w.stamp == nil && w.length > 0 && w.slideCount > 0 {
+	if !w.event && w.length > 0 && w.slideCount > 0 {
 		// The next window ends with a later tuple, so it starts after ts-length.
 		w.deadTs = max(w.deadTs, ts-w.length)
 	}
-	if w.stamp == nil && w.slideCount > 0 && w.evicted+int64(i) == w.lastTrig+int64(w.slideCount) {
+	if !w.event && w.slideCount > 0 && w.evicted+int64(i) == w.lastTrig+int64(w.slideCount) {
 		w.lastTrig = w.evicted + int64(i)
 		err = w.evaluate(i, ts, c)
 	}
@@ -162,8 +172,8 @@ func (w *windowTask[In]) Execute(t *Tuple, c Collector) error {
 }
 
 // tick closes the windows whose end the clock or the watermark has passed.
-func (w *windowTask[In]) tick(c Collector) error {
-	if w.stamp == nil {
+func (w *windowTask) tick(c dsl.Collector) error {
+	if !w.event {
 		if w.slide == 0 {
 			return nil // windows that slide by count close on arrival
 		}
@@ -192,7 +202,7 @@ func (w *windowTask[In]) tick(c Collector) error {
 
 // closeUntil closes, in order, every window that slides by time and ends at
 // or before frontier, skipping runs of windows with nothing in them.
-func (w *windowTask[In]) closeUntil(frontier int64, c Collector) error {
+func (w *windowTask) closeUntil(frontier int64, c dsl.Collector) error {
 	var errs []error
 	for w.len() > 0 {
 		end := w.nextEnd
@@ -217,7 +227,7 @@ func (w *windowTask[In]) closeUntil(frontier int64, c Collector) error {
 // evaluate closes the window that ends with held entry p, at end: it lets go
 // of what is older than the window, calls the handler, and lets go of what the
 // next window cannot hold.
-func (w *windowTask[In]) evaluate(p int, end int64, c Collector) error {
+func (w *windowTask) evaluate(p int, end int64, c dsl.Collector) error {
 	rank := w.evicted + int64(p)
 	first := 0
 	if w.count > 0 {
@@ -236,7 +246,7 @@ func (w *windowTask[In]) evaluate(p int, end int64, c Collector) error {
 		w.deadTs = max(w.deadTs, end+w.slide-w.length)
 	case w.slideCount > 0 && w.count > 0: // the next window holds SlideCount more
 		dead := rank + int64(w.slideCount) - int64(w.count)
-		if w.stamp != nil {
+		if w.event {
 			// Later entries may still move (a tuple inside the lag sorts
 			// before them), so only those up to the window's end are settled.
 			dead = min(dead, rank)
@@ -249,26 +259,19 @@ func (w *windowTask[In]) evaluate(p int, end int64, c Collector) error {
 
 // call hands the first n held entries to the handler as a window ending at
 // end; if it fails, they are failed and let go of.
-func (w *windowTask[In]) call(n int, end int64, c Collector) error {
+func (w *windowTask) call(n int, end int64, c dsl.Collector) error {
 	start := end - w.length
 	if w.count > 0 {
 		start = w.ts[w.head]
 	}
-	win := Window[In]{
-		Tuples:  w.vals[w.head : w.head+n],
-		New:     w.vals[w.head+min(w.shown, n) : w.head+n],
-		Expired: w.expired,
-		Start:   time.Unix(0, start),
-		End:     time.Unix(0, end),
-	}
+	from, to := w.head, w.head+n
+	newFrom, winStart, winEnd := w.head+min(w.shown, n), time.Unix(0, start), time.Unix(0, end)
 	w.out.c, w.out.window, w.out.anchor = c, nil, nil
 	if w.tracked > 0 {
-		w.out.window = w.tups[w.head : w.head+n]
+		w.out.window = w.tups[from:to]
 	}
-	err := w.run(win)
+	err := w.run(from, newFrom, to, winStart, winEnd)
 	w.out.c, w.out.window, w.out.anchor = nil, nil, nil
-	clear(w.expired)
-	w.expired = w.expired[:0]
 	w.shown = max(w.shown, n)
 	if err == nil {
 		return nil
@@ -277,21 +280,21 @@ func (w *windowTask[In]) call(n int, end int64, c Collector) error {
 		c.Fail(t)
 	}
 	w.drop(n)
-	return fmt.Errorf("window [%v, %v] of %d tuples failed: %w", win.Start, win.End, n, err)
+	return fmt.Errorf("window [%v, %v] of %d tuples failed: %w", winStart, winEnd, n, err)
 }
 
 // run calls the handler, turning a panic into an error with its stack.
-func (w *windowTask[In]) run(win Window[In]) (err error) {
+func (w *windowTask) run(from, newFrom, to int, start, end time.Time) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	return w.handle(win, &w.out)
+	return w.typed.Call(from, newFrom, to, start, end, &w.out)
 }
 
 // evict lets go of the oldest entries that no future window can hold.
-func (w *windowTask[In]) evict(c Collector) {
+func (w *windowTask) evict(c dsl.Collector) {
 	n := 0
 	for n < w.len() && (w.ts[w.head+n] < w.deadTs || w.evicted+int64(n) <= w.deadRank) {
 		n++
@@ -307,18 +310,18 @@ func (w *windowTask[In]) evict(c Collector) {
 
 // evictN acks the n oldest entries and lets go of them; those that were in a
 // window are reported as expired in the next call.
-func (w *windowTask[In]) evictN(n int, c Collector) {
+func (w *windowTask) evictN(n int, c dsl.Collector) {
 	for i := w.head; i < w.head+n; i++ {
 		c.Ack(w.tups[i])
 		if i-w.head < w.shown {
-			w.expired = append(w.expired, w.vals[i])
+			w.typed.Expire(i)
 		}
 	}
 	w.drop(n)
 }
 
 // drop lets go of the n oldest entries (settled already).
-func (w *windowTask[In]) drop(n int) {
+func (w *windowTask) drop(n int) {
 	if n == 0 {
 		return
 	}
@@ -327,63 +330,58 @@ func (w *windowTask[In]) drop(n int) {
 			w.tracked--
 		}
 	}
-	var zero In
-	for i := w.head; i < w.head+n; i++ { // let the values be collected
-		w.vals[i], w.tups[i] = zero, Tuple{}
-	}
+	w.typed.Clear(w.head, w.head+n) // let the values be collected
+	clear(w.tups[w.head : w.head+n])
 	w.head += n
 	w.evicted += int64(n)
 	w.shown = max(0, w.shown-n)
 	if w.head == len(w.ts) {
-		w.head, w.ts, w.vals, w.tups = 0, w.ts[:0], w.vals[:0], w.tups[:0]
+		w.head, w.ts, w.tups = 0, w.ts[:0], w.tups[:0]
 	}
 }
 
 // insert adds an entry in time order (after any with the same time) and
 // returns its index among the held entries.
-func (w *windowTask[In]) insert(ts int64, v In, in Tuple) int {
+func (w *windowTask) insert(ts int64, in dsl.Tuple) int {
 	if w.head > 0 && w.head >= len(w.ts)/2 { // reuse the space left at the head
 		n := copy(w.ts, w.ts[w.head:])
-		copy(w.vals, w.vals[w.head:])
+		w.typed.Compact(w.head)
 		copy(w.tups, w.tups[w.head:])
-		var zero In
-		for i := n; i < len(w.ts); i++ {
-			w.vals[i], w.tups[i] = zero, Tuple{}
-		}
-		w.ts, w.vals, w.tups, w.head = w.ts[:n], w.vals[:n], w.tups[:n], 0
+		clear(w.tups[n:])
+		w.ts, w.tups, w.head = w.ts[:n], w.tups[:n], 0
 	}
 	if in.ID.Edge != 0 {
 		w.tracked++
 	}
-	w.ts, w.vals, w.tups = append(w.ts, ts), append(w.vals, v), append(w.tups, in)
+	w.ts, w.tups = append(w.ts, ts), append(w.tups, in)
 	i := len(w.ts) - 1
 	if i > w.head && w.ts[i-1] > ts { // out of order (event time): move it back
 		at := w.head + sort.Search(i-w.head, func(j int) bool { return w.ts[w.head+j] > ts })
 		copy(w.ts[at+1:], w.ts[at:i])
-		copy(w.vals[at+1:], w.vals[at:i])
 		copy(w.tups[at+1:], w.tups[at:i])
-		w.ts[at], w.vals[at], w.tups[at] = ts, v, in
+		w.ts[at], w.tups[at] = ts, in
 		i = at
 	}
+	w.typed.Insert(i)
 	return i - w.head
 }
 
-func (w *windowTask[In]) len() int { return len(w.ts) - w.head }
+func (w *windowTask) len() int { return len(w.ts) - w.head }
 
 // below returns how many held entries are older than t.
-func (w *windowTask[In]) below(t int64) int {
+func (w *windowTask) below(t int64) int {
 	held := w.ts[w.head:]
 	return sort.Search(len(held), func(i int) bool { return held[i] >= t })
 }
 
 // from returns the index of the first of the first n held entries at or after t.
-func (w *windowTask[In]) from(t int64, n int) int {
+func (w *windowTask) from(t int64, n int) int {
 	held := w.ts[w.head : w.head+n]
 	return sort.Search(n, func(i int) bool { return held[i] >= t })
 }
 
 // track records an input's event time on its stream.
-func (w *windowTask[In]) track(in Tuple, ts int64) {
+func (w *windowTask) track(in dsl.Tuple, ts int64) {
 	stream := -1
 	if in.Stream != nil {
 		stream = in.Stream.Index
@@ -401,7 +399,7 @@ func (w *windowTask[In]) track(in Tuple, ts int64) {
 	}
 }
 
-func (w *windowTask[In]) streamOf(source string, stream int) int {
+func (w *windowTask) streamOf(source string, stream int) int {
 	for i, s := range w.streams {
 		if s.stream == stream && s.source == source {
 			return i
@@ -412,7 +410,7 @@ func (w *windowTask[In]) streamOf(source string, stream int) int {
 
 // watermark is the lowest latest event time over the input streams, minus
 // the lag, once every input stream has been seen.
-func (w *windowTask[In]) watermark() (int64, bool) {
+func (w *windowTask) watermark() (int64, bool) {
 	if len(w.streams) == 0 {
 		return 0, false
 	}
@@ -427,13 +425,13 @@ func (w *windowTask[In]) watermark() (int64, bool) {
 }
 
 // lateInput sends a late input to the late stream, if any, and acks it.
-func (w *windowTask[In]) lateInput(in Tuple, v In, ts int64, c Collector) {
+func (w *windowTask) lateInput(in dsl.Tuple, ts int64, c dsl.Collector) {
 	w.lateNum++
 	if w.info.Metric != nil {
 		w.info.Metric("window.late", w.lateNum)
 	}
-	if w.late != nil {
-		c.EmitAnchored([]Tuple{in}, w.late(v))
+	if late, ok := w.typed.Late(); ok {
+		c.EmitAnchored([]dsl.Tuple{in}, late)
 	} else {
 		w.log.Debug("window dropped a late tuple", zap.String("source", in.Source),
 			zap.Time("time", time.Unix(0, ts)), zap.Time("watermark", time.Unix(0, w.wm)))
@@ -443,7 +441,7 @@ func (w *windowTask[In]) lateInput(in Tuple, v In, ts int64, c Collector) {
 
 // refuse fails an input that would take the task over its cap, warning once
 // per run of refusals.
-func (w *windowTask[In]) refuse(in Tuple, c Collector) {
+func (w *windowTask) refuse(in dsl.Tuple, c dsl.Collector) {
 	if w.refusing == 0 {
 		w.log.Warn("window is full: failing new inputs until its windows close",
 			zap.Int("held", w.len()), zap.String("cap", fmt.Sprintf("%s=%d", windowMaxTuples, w.maxTuples)))
@@ -474,12 +472,12 @@ func floorTo(t, d int64) int64 {
 //
 // Each input is judged by the edge it came in on, as an explicit anchor is:
 // the stand-in covers only the inputs whose emits join their trees (the
-// Collector's Joins, see joiner), and carries the sender and stream of one of
+// Collector's Joins, see component.Joiner), and carries the sender and stream of one of
 // them, so the Collector judges the stand-in as it judged that input.
 type windowEmitter struct {
-	c      Collector
-	window []Tuple // the window's inputs, if any is tracked
-	anchor []Tuple // the stand-in, built on the window's first emit
+	c      dsl.Collector
+	window []dsl.Tuple // the window's inputs, if any is tracked
+	anchor []dsl.Tuple // the stand-in, built on the window's first emit
 	seen   map[uint64]struct{}
 }
 
@@ -489,7 +487,7 @@ func (e *windowEmitter) EmitDirect(task int, tuple any) {
 	e.c.EmitDirectAnchored(task, e.anchors(), tuple)
 }
 
-func (e *windowEmitter) anchors() []Tuple {
+func (e *windowEmitter) anchors() []dsl.Tuple {
 	if e.anchor != nil || e.window == nil {
 		return e.anchor
 	}
@@ -506,8 +504,8 @@ func (e *windowEmitter) anchors() []Tuple {
 			roots = append(roots, r)
 		}
 	}
-	j, judges := e.c.(joiner)
-	var first *Tuple
+	j, judges := e.c.(component.Joiner)
+	var first *dsl.Tuple
 	for i := range e.window {
 		t := &e.window[i]
 		if t.ID.Edge == 0 || (judges && !j.Joins(t)) {
@@ -524,15 +522,19 @@ func (e *windowEmitter) anchors() []Tuple {
 	if len(roots) == 0 {
 		return nil
 	}
-	e.anchor = []Tuple{{Source: first.Source, Task: first.Task, Stream: first.Stream,
-		ID: TupleID{Root: roots[0], Edge: edge, Roots: roots[1:len(roots):len(roots)]}}}
+	e.anchor = []dsl.Tuple{{Source: first.Source, Task: first.Task, Stream: first.Stream,
+		ID: dsl.TupleID{Root: roots[0], Edge: edge, Roots: roots[1:len(roots):len(roots)]}}}
 	return e.anchor
 }
 
-// joiner is implemented by the runtime's Collectors and multilang.Serve's
-// (internal/component.Joiner): Joins reports whether an emit anchored to in
-// joins in's trees, by the anchoring of the edge in came in on. A Collector
-// without it (a test's) has every tracked input judged to join.
-type joiner interface {
-	Joins(in *Tuple) bool
+// badWindow is the task of a window whose spec Build rejects, should one run
+// anyway: it fails every input, saying why.
+type badWindow []string
+
+func (b badWindow) Execute(in *dsl.Tuple, c dsl.Collector) error {
+	if in.IsTick() {
+		return nil
+	}
+	c.Fail(*in)
+	return fmt.Errorf("bad window: %v", []string(b))
 }
