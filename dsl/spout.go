@@ -20,7 +20,9 @@ type directSource[T any] interface {
 // which is called after Next for each tuple and names a task of a direct
 // subscriber (TaskInfo.Model.Component(id).Tasks lists them); 0 sends the
 // tuple through the groupings, which only suits a stream with no direct
-// subscriber. A task that does not subscribe fails the spout's task.
+// subscriber. A task that does not subscribe (or 0 on a direct stream) fails that
+// message: it is nacked, the error is logged, and the spout goes on (see
+// [Emitter]).
 //
 // A Source may also have methods Activate() and Deactivate(); these and
 // DirectTask are its optional hooks (see the package doc), which

@@ -42,6 +42,9 @@ type SpoutTask interface {
 // when tracked is true it starts a tuple tree and returns its root, which the
 // task's Ack or Nack later receives, or 0 when no subscriber tracks it (the
 // message is complete at once). It is valid on the task's goroutine only.
+// It never panics: a tuple the topology cannot route fails its message (the
+// root it returns is of a tree already failed, whose Nack follows like any
+// outcome) and the host logs why; see [Emitter].
 type SpoutEmitter interface {
 	Emit(tuple any, tracked bool) (root uint64)
 }

@@ -24,7 +24,10 @@ import (
 )
 
 // SpoutEmitter is the runtime side of a spout emit (dsl.SpoutEmitter). It
-// panics with a *EmitError when a tuple cannot be routed.
+// never panics: when a tuple cannot be routed (an *EmitError, which the host
+// logs and reports) it returns, for a tracked tuple, the root of a tree
+// already failed, whose Nack follows like any outcome (never from inside
+// Emit), and 0 for an untracked one.
 type SpoutEmitter = dsl.SpoutEmitter
 
 // SpoutTask is a running spout instance (dsl.SpoutTask).
@@ -82,8 +85,8 @@ type SpoutTaskEmitter interface {
 
 // DirectSpoutEmitter is implemented by the runtime's [SpoutEmitter]:
 // EmitDirect is Emit to task only, on a stream whose subscribers use direct
-// grouping (Storm's emitDirect from a spout). It panics with a *EmitError when
-// the stream is not direct or task does not subscribe to it.
+// grouping (Storm's emitDirect from a spout). An emit on a stream that is not
+// direct, or to a task that does not subscribe, fails as Emit's does.
 type DirectSpoutEmitter interface {
 	EmitDirect(task int, tuple any, tracked bool) (root uint64)
 }
@@ -130,8 +133,10 @@ type Joiner interface {
 	Joins(in *dsl.Tuple) bool
 }
 
-// EmitError reports an emit the topology cannot route. Emitters panic with it;
-// the runtime recovers it at the user-code boundary.
+// EmitError reports an emit the topology cannot route. A bolt's emitters panic
+// with it and the host recovers it where it called the bolt, failing the
+// input; a spout's emitters hand it to the host, which logs it and fails the
+// message (see SpoutEmitter). The reasons are stated once, in emitcheck.go.
 type EmitError struct {
 	Component string
 	Stream    string // the tuple's Go type or stream name
