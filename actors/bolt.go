@@ -17,7 +17,7 @@ import (
 type boltTask struct {
 	inc    *incarnation
 	task   routing.Task
-	impl   component.BoltTask
+	impl   dsl.BoltTask
 	auto   component.AutoAcker // impl, when the runtime may ack its inputs in place
 	router *routing.Router
 	// anchoring tells, by the edge an input came in on, whether emits

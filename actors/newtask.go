@@ -4,17 +4,16 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
-	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/internal/task"
 )
 
 // newSpoutTask makes a spout's task from its spec (package internal/task).
-func newSpoutTask(c *dsl.Component, info dsl.TaskInfo) component.SpoutTask {
+func newSpoutTask(c *dsl.Component, info dsl.TaskInfo) dsl.SpoutTask {
 	return task.NewSpout(c, info)
 }
 
 // newBoltTask is newSpoutTask for bolts.
-func newBoltTask(c *dsl.Component, info dsl.TaskInfo) component.BoltTask {
+func newBoltTask(c *dsl.Component, info dsl.TaskInfo) dsl.BoltTask {
 	return task.NewBolt(c, info)
 }
 

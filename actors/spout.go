@@ -20,7 +20,7 @@ type spoutTask struct {
 	inc     *incarnation
 	task    routing.Task
 	box     *mailbox
-	impl    component.SpoutTask
+	impl    dsl.SpoutTask
 	router  *routing.Router
 	out     *outbox
 	trace   tracer
@@ -275,7 +275,7 @@ func (s *spoutTask) stopWait() {
 
 var _ component.DirectSpoutEmitter = (*spoutTask)(nil)
 
-// Emit implements component.SpoutEmitter.
+// Emit implements dsl.SpoutEmitter.
 func (s *spoutTask) Emit(tuple any, tracked bool) uint64 { return s.emit(tuple, tracked, 0) }
 
 // EmitDirect implements component.DirectSpoutEmitter: Emit to one task of a

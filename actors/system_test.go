@@ -16,8 +16,8 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/ids"
-	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/internal/stats"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/internal/trace"
 	"github.com/goshelter/goshelter/routing"
 )

@@ -591,7 +591,7 @@ type fakeSource struct {
 	onNext           func() // called in every Next
 }
 
-func (f *fakeSource) Next(component.SpoutEmitter) bool {
+func (f *fakeSource) Next(dsl.SpoutEmitter) bool {
 	f.nexts++
 	if f.onNext != nil {
 		f.onNext()

@@ -64,7 +64,7 @@ const (
 	handOffSlots = 4
 )
 
-func newShellBolt(d *def, info dsl.TaskInfo) component.BoltTask {
+func newShellBolt(d *def, info dsl.TaskInfo) dsl.BoltTask {
 	b := &shellBolt{def: d, info: info, log: info.Logger, pending: map[string]dsl.Tuple{}, names: map[*dsl.Stream]string{},
 		inbox: make(chan []*wire.Message, handOffSlots)}
 	if b.log == nil {

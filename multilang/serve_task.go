@@ -24,12 +24,11 @@ const idleSpoutPause = time.Millisecond
 // runSpout serves a spout: every command is answered by sync.
 func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	em := &servedSpout{s: s}
-	var t component.SpoutTask
-	if err := callUser(func() { t = task.NewSpout(c, s.info) }); err != nil {
+	var spout dsl.SpoutTask
+	if err := callUser(func() { spout = task.NewSpout(c, s.info) }); err != nil {
 		return s.taskFailed(err)
 	}
-	task := t
-	if o, ok := task.(component.Opener); ok {
+	if o, ok := spout.(component.Opener); ok {
 		o.Open(em)
 	}
 	run := func(fn func(dsl.Collector)) { fn(nil) }
@@ -40,7 +39,7 @@ func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbou
 		}
 		// A panic in the spout's code fails the task, as in the runtime:
 		// Serve ends and the host restarts the worker.
-		if err := callUser(func() { em.handle(task, m) }); err != nil {
+		if err := callUser(func() { em.handle(spout, m) }); err != nil {
 			return s.taskFailed(err)
 		}
 		if err := s.out.send(&wire.Message{Kind: wire.KindSync}); err != nil {
@@ -83,7 +82,7 @@ type servedSpout struct {
 	failed []uint64
 }
 
-func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) {
+func (e *servedSpout) handle(task dsl.SpoutTask, m *wire.HostMessage) {
 	switch m.Kind {
 	case wire.KindNext:
 		e.emitted = 0
@@ -119,7 +118,7 @@ func (e *servedSpout) handle(task component.SpoutTask, m *wire.HostMessage) {
 // nackFailed gives the spout the outcome of its emits that could not be
 // routed, as the runtime's acker would: a Nack each, after the command that
 // emitted them, never from inside the emit.
-func (e *servedSpout) nackFailed(task component.SpoutTask) {
+func (e *servedSpout) nackFailed(task dsl.SpoutTask) {
 	for len(e.failed) > 0 {
 		root := e.failed[0]
 		e.failed = e.failed[1:]
@@ -128,7 +127,7 @@ func (e *servedSpout) nackFailed(task component.SpoutTask) {
 	e.failed = e.failed[:0]
 }
 
-// Emit implements component.SpoutEmitter: a tracked tuple gets a fresh root as its
+// Emit implements dsl.SpoutEmitter: a tracked tuple gets a fresh root as its
 // message id.
 func (e *servedSpout) Emit(tuple any, tracked bool) uint64 { return e.emit(0, tuple, tracked) }
 
@@ -221,20 +220,19 @@ func (s *server) checkEmit(tuple any, direct int) (*dsl.Stream, []json.RawMessag
 // runBolt serves a bolt: inputs are executed one at a time, heartbeats answered.
 func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inbound) error {
 	b := &servedBolt{s: s, ids: map[uint64]hostInput{}}
-	var t component.BoltTask
-	if err := callUser(func() { t = task.NewBolt(c, s.info) }); err != nil {
+	var bolt dsl.BoltTask
+	if err := callUser(func() { bolt = task.NewBolt(c, s.info) }); err != nil {
 		return s.taskFailed(err)
 	}
-	task := t
 	run := func(fn func(dsl.Collector)) { b.call(func() { fn(b) }, nil) }
 	// A served bolt is active from its handshake until the host closes its
 	// input, and hears so as the runtime's bolts do (Storm tells bolts nothing).
-	b.system(task, c.Activation)
+	b.system(bolt, c.Activation)
 	for {
 		m, err := s.wait(ctx, in, run)
 		if err != nil {
 			if err = endOfInput(err); err == nil {
-				b.system(task, c.Deactivation)
+				b.system(bolt, c.Deactivation)
 				err = s.out.flush()
 			}
 			return err
@@ -243,7 +241,7 @@ func (s *server) runBolt(ctx context.Context, c *dsl.Component, in <-chan inboun
 			s.info.Logger.Warn("a bolt got a message it does not understand", zap.String("kind", string(m.Kind)))
 			continue
 		}
-		if err := b.input(task, m.Tuple); err != nil {
+		if err := b.input(bolt, m.Tuple); err != nil {
 			return err
 		}
 	}
@@ -259,7 +257,7 @@ type servedBolt struct {
 	seen    map[uint64]struct{} // anchorIDs' scratch
 }
 
-func (b *servedBolt) input(task component.BoltTask, t *wire.Tuple) error {
+func (b *servedBolt) input(task dsl.BoltTask, t *wire.Tuple) error {
 	if t.Stream == wire.HeartbeatStream && t.Task == -1 {
 		return b.s.out.send(&wire.Message{Kind: wire.KindSync})
 	}
@@ -288,7 +286,7 @@ func (b *servedBolt) input(task component.BoltTask, t *wire.Tuple) error {
 
 // system executes a lifecycle tuple (none for a nil v): untracked, from
 // Storm's system component and task, as the runtime delivers it.
-func (b *servedBolt) system(task component.BoltTask, v any) {
+func (b *servedBolt) system(task dsl.BoltTask, v any) {
 	if v == nil {
 		return
 	}

@@ -40,14 +40,14 @@ type shellSpout struct {
 	child    *child
 	outputs  streams
 	inbox    chan *wire.Message // emits and syncs, from the reader goroutine
-	e        component.SpoutEmitter
+	e        dsl.SpoutEmitter
 	ids      map[uint64]wire.ID // the child's message id of each open tree
 	deferred []wire.ID          // ids to ack once the child synced: nothing tracks their tuples
 	dead     bool
 	failed   sync.Once
 }
 
-func newShellSpout(d *def, info dsl.TaskInfo) component.SpoutTask {
+func newShellSpout(d *def, info dsl.TaskInfo) dsl.SpoutTask {
 	s := &shellSpout{def: d, info: info, log: info.Logger, inbox: make(chan *wire.Message, 1024), ids: map[uint64]wire.ID{}}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -125,10 +125,10 @@ func (s *shellSpout) outputNames() []string {
 }
 
 // Open implements component.Opener.
-func (s *shellSpout) Open(e component.SpoutEmitter) { s.e = e }
+func (s *shellSpout) Open(e dsl.SpoutEmitter) { s.e = e }
 
 // Next sends "next" and emits what the child emits until it syncs.
-func (s *shellSpout) Next(e component.SpoutEmitter) bool {
+func (s *shellSpout) Next(e dsl.SpoutEmitter) bool {
 	s.e = e
 	n := s.call(wire.KindNext, "")
 	s.ackDeferred()

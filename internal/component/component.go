@@ -6,8 +6,9 @@
 //
 // # The contract
 //
-// A task is a dsl.SpoutTask or a dsl.BoltTask (this package names them
-// [SpoutTask] and [BoltTask] for the runtime's readers). The runtime calls
+// A task is a dsl.SpoutTask or a dsl.BoltTask: dsl names the contract
+// because its specs' NewTask returns one; this package adds what only the
+// runtime and the task implementations share. The runtime calls
 // every method on the task's own goroutine, one at a time, so implementations
 // need no locks; a method may block only as long as the task may be
 // unresponsive. A panic in any method is recovered by the runtime: in a bolt's
@@ -22,20 +23,6 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 )
-
-// SpoutEmitter is the runtime side of a spout emit (dsl.SpoutEmitter). It
-// never panics: when a tuple cannot be routed (an *EmitError, which the host
-// logs and reports) it returns, for a tracked tuple, the root of a tree
-// already failed, whose Nack follows like any outcome (never from inside
-// Emit), and 0 for an untracked one.
-type SpoutEmitter = dsl.SpoutEmitter
-
-// SpoutTask is a running spout instance (dsl.SpoutTask).
-type SpoutTask = dsl.SpoutTask
-
-// BoltTask is a running bolt instance (dsl.BoltTask): Execute acks or fails
-// in through c, now or later; the runtime fails in when Execute panics.
-type BoltTask = dsl.BoltTask
 
 // AutoAcker is a BoltTask that can leave the final ack of an input to its
 // caller: ExecuteAuto does what Execute does, except that where Execute would
@@ -52,7 +39,7 @@ type AutoAcker interface {
 // Open once, after NewTask and before activation; e stays valid for the task's
 // life, on the task's goroutine only.
 type Opener interface {
-	Open(e SpoutEmitter)
+	Open(e dsl.SpoutEmitter)
 }
 
 // Activator is implemented by tasks that want to know when they are activated
@@ -77,13 +64,13 @@ type TaskEmitter interface {
 	EmitTasks(anchors []dsl.Tuple, direct int, tuple any, tasks []int) []int
 }
 
-// SpoutTaskEmitter is implemented by the runtime's [SpoutEmitter]: EmitTasks
+// SpoutTaskEmitter is implemented by the runtime's dsl.SpoutEmitter: EmitTasks
 // is Emit that also appends the ids of the tasks the tuple was sent to.
 type SpoutTaskEmitter interface {
 	EmitTasks(tuple any, tracked bool, tasks []int) (root uint64, out []int)
 }
 
-// DirectSpoutEmitter is implemented by the runtime's [SpoutEmitter]:
+// DirectSpoutEmitter is implemented by the runtime's dsl.SpoutEmitter:
 // EmitDirect is Emit to task only, on a stream whose subscribers use direct
 // grouping (Storm's emitDirect from a spout). An emit on a stream that is not
 // direct, or to a task that does not subscribe, fails as Emit's does.
@@ -136,7 +123,7 @@ type Joiner interface {
 // EmitError reports an emit the topology cannot route. A bolt's emitters panic
 // with it and the host recovers it where it called the bolt, failing the
 // input; a spout's emitters hand it to the host, which logs it and fails the
-// message (see SpoutEmitter). The reasons are stated once, in emitcheck.go.
+// message (see dsl.SpoutEmitter). The reasons are stated once, in emitcheck.go.
 type EmitError struct {
 	Component string
 	Stream    string // the tuple's Go type or stream name
