@@ -694,3 +694,24 @@ func TestEventTimeWatermarkTellsStreamsOfOneSourceApart(t *testing.T) {
 	r.at(time.Second) // watermark min(12, 30) = 12
 	r.expectCalls(call{tuples: []int{5}, added: []int{5}, expired: []int{}, start: 0, end: 10 * time.Second})
 }
+
+// A window shorter than its slide skips time: a tuple in a gap between two
+// windows is in none of them and is acked without a call (the handler is
+// never called for a window with nothing in it).
+func TestTimeWindowSkippingTime(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 2 * time.Second, Slide: 5 * time.Second}, dsl.TaskInfo{})
+	r.clock = time.Second
+	r.in(1) // before [3 s, 5 s), the first window to close
+	r.expectAcked()
+	r.at(5 * time.Second)
+	r.expectCalls()
+	r.expectAcked(1)
+	r.clock = 7 * time.Second
+	r.in(7) // before [8 s, 10 s), and the windows before it are closed
+	r.expectAcked(7)
+	r.clock = 9 * time.Second
+	r.in(9)
+	r.at(10 * time.Second)
+	r.expectCalls(call{tuples: []int{9}, added: []int{9}, expired: []int{}, start: 8 * time.Second, end: 10 * time.Second})
+	r.expectAcked(9)
+}
