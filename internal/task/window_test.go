@@ -715,3 +715,21 @@ func TestTimeWindowSkippingTime(t *testing.T) {
 	r.expectCalls(call{tuples: []int{9}, added: []int{9}, expired: []int{}, start: 8 * time.Second, end: 10 * time.Second})
 	r.expectAcked(9)
 }
+
+// In processing time a tick can come after inputs newer than the end of the
+// windows it closes (the task was busy): those windows still get every tuple
+// they hold, so a new input lets go of nothing a window not yet closed holds.
+func TestTimeWindowSlidingClosesLateWindowsWithTheirTuples(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Slide: 5 * time.Second}, dsl.TaskInfo{})
+	r.clock = time.Second
+	r.in(1)
+	r.clock = 12 * time.Second // past [-5 s, 5 s) and [0 s, 10 s), which no tick has closed yet
+	r.in(12)
+	r.expectAcked()
+	r.at(12 * time.Second)
+	r.expectCalls(
+		call{tuples: []int{1}, added: []int{1}, expired: []int{}, start: -5 * time.Second, end: 5 * time.Second},
+		call{tuples: []int{1}, added: []int{}, expired: []int{}, start: 0, end: 10 * time.Second},
+	)
+	r.expectAcked(1)
+}
