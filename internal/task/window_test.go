@@ -733,3 +733,18 @@ func TestTimeWindowSlidingClosesLateWindowsWithTheirTuples(t *testing.T) {
 	)
 	r.expectAcked(1)
 }
+
+// An event-time count window that slides by more than its count skips
+// tuples: each window is the last Count tuples up to the one completing the
+// slide, and the tuples before them are acked in no window.
+func TestEventTimeCountWindowSkippingTuples(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 1, SlideCount: 3, Timestamp: eventAt}, dsl.TaskInfo{})
+	r.in(1, 2, 3, 4, 5, 6, 7)
+	r.expectAcked()
+	r.at(time.Second) // watermark 7: 3 and 6 complete their slides
+	r.expectCalls(
+		call{tuples: []int{3}, added: []int{3}, expired: []int{}, start: 3 * time.Second, end: 3 * time.Second},
+		call{tuples: []int{6}, added: []int{6}, expired: []int{3}, start: 6 * time.Second, end: 6 * time.Second},
+	)
+	r.expectAcked(1, 2, 3, 4, 5, 6)
+}
