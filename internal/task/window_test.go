@@ -748,3 +748,19 @@ func TestEventTimeCountWindowSkippingTuples(t *testing.T) {
 	)
 	r.expectAcked(1, 2, 3, 4, 5, 6)
 }
+
+// An input older than the newest held one sorts into its place also while
+// the task still holds entries it let go of at the head of its slices.
+func TestEventTimeOutOfOrderInputAfterTheHeadMovedOn(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Lag: 50 * time.Second, Timestamp: eventAt}, dsl.TaskInfo{})
+	r.in(1, 2, 3, 4, 20, 21, 22, 23, 24, 60)
+	r.at(time.Second) // watermark 10: [0 s, 10 s) closes and lets go of 1..4, the head of ten held
+	r.expectCalls(call{tuples: []int{1, 2, 3, 4}, added: []int{1, 2, 3, 4}, expired: []int{}, start: 0, end: 10 * time.Second})
+	r.expectAcked(1, 2, 3, 4)
+	r.in(25) // out of order: between 24 and 60
+	r.in(80)
+	r.at(2 * time.Second) // watermark 30
+	r.expectCalls(call{tuples: []int{20, 21, 22, 23, 24, 25}, added: []int{20, 21, 22, 23, 24, 25}, expired: []int{1, 2, 3, 4},
+		start: 20 * time.Second, end: 30 * time.Second})
+	r.expectAcked(20, 21, 22, 23, 24, 25)
+}
