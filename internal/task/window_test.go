@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -763,4 +764,35 @@ func TestEventTimeOutOfOrderInputAfterTheHeadMovedOn(t *testing.T) {
 	r.expectCalls(call{tuples: []int{20, 21, 22, 23, 24, 25}, added: []int{20, 21, 22, 23, 24, 25}, expired: []int{1, 2, 3, 4},
 		start: 20 * time.Second, end: 30 * time.Second})
 	r.expectAcked(20, 21, 22, 23, 24, 25)
+}
+
+// However many inputs pass, a task holding a few reuses its slices: once
+// warm, a whole run of inputs allocates nothing, so what the task holds in
+// memory is bounded by its windows, not by the inputs it has seen. (Per
+// input, an unbounded growth would round down to no allocation: a run is
+// measured as a whole.)
+func TestWindowMemoryIsBoundedByItsWindows(t *testing.T) {
+	for _, spec := range []dsl.WindowSpec[numIn]{
+		{Count: 4, SlideCount: 2},      // lets go of half of what it holds at each window
+		{Count: 1000, SlideCount: 100}, // lets go of a tenth
+		{Count: 3},                     // lets go of all
+	} {
+		t.Run(fmt.Sprintf("count %d slide %d", spec.Count, spec.SlideCount), func(t *testing.T) {
+			bolt := dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[numIn], dsl.Emitter) error {
+				return func(dsl.Window[numIn], dsl.Emitter) error { return nil }
+			}, spec)
+			w := task.NewBolt(&dsl.Component{ID: "window", Bolt: bolt}, dsl.TaskInfo{})
+			const run = 10000
+			c := &collector{acked: make([]dsl.Tuple, 0, 2*run)} // a warm-up run and a measured one
+			in := dsl.Tuple{Value: numIn{1}, ID: dsl.TupleID{Root: 1, Edge: 1}}
+			allocs := testing.AllocsPerRun(1, func() {
+				for range run {
+					w.Execute(&in, c)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%v allocations in a run of %d inputs after a first one, want none", allocs, run)
+			}
+		})
+	}
 }
