@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -693,4 +694,105 @@ func TestEventTimeWatermarkTellsStreamsOfOneSourceApart(t *testing.T) {
 	send(12, nil)
 	r.at(time.Second) // watermark min(12, 30) = 12
 	r.expectCalls(call{tuples: []int{5}, added: []int{5}, expired: []int{}, start: 0, end: 10 * time.Second})
+}
+
+// A window shorter than its slide skips time: a tuple in a gap between two
+// windows is in none of them and is acked without a call (the handler is
+// never called for a window with nothing in it).
+func TestTimeWindowSkippingTime(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 2 * time.Second, Slide: 5 * time.Second}, dsl.TaskInfo{})
+	r.clock = time.Second
+	r.in(1) // before [3 s, 5 s), the first window to close
+	r.expectAcked()
+	r.at(5 * time.Second)
+	r.expectCalls()
+	r.expectAcked(1)
+	r.clock = 7 * time.Second
+	r.in(7) // before [8 s, 10 s), and the windows before it are closed
+	r.expectAcked(7)
+	r.clock = 9 * time.Second
+	r.in(9)
+	r.at(10 * time.Second)
+	r.expectCalls(call{tuples: []int{9}, added: []int{9}, expired: []int{}, start: 8 * time.Second, end: 10 * time.Second})
+	r.expectAcked(9)
+}
+
+// In processing time a tick can come after inputs newer than the end of the
+// windows it closes (the task was busy): those windows still get every tuple
+// they hold, so a new input lets go of nothing a window not yet closed holds.
+func TestTimeWindowSlidingClosesLateWindowsWithTheirTuples(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Slide: 5 * time.Second}, dsl.TaskInfo{})
+	r.clock = time.Second
+	r.in(1)
+	r.clock = 12 * time.Second // past [-5 s, 5 s) and [0 s, 10 s), which no tick has closed yet
+	r.in(12)
+	r.expectAcked()
+	r.at(12 * time.Second)
+	r.expectCalls(
+		call{tuples: []int{1}, added: []int{1}, expired: []int{}, start: -5 * time.Second, end: 5 * time.Second},
+		call{tuples: []int{1}, added: []int{}, expired: []int{}, start: 0, end: 10 * time.Second},
+	)
+	r.expectAcked(1)
+}
+
+// An event-time count window that slides by more than its count skips
+// tuples: each window is the last Count tuples up to the one completing the
+// slide, and the tuples before them are acked in no window.
+func TestEventTimeCountWindowSkippingTuples(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Count: 1, SlideCount: 3, Timestamp: eventAt}, dsl.TaskInfo{})
+	r.in(1, 2, 3, 4, 5, 6, 7)
+	r.expectAcked()
+	r.at(time.Second) // watermark 7: 3 and 6 complete their slides
+	r.expectCalls(
+		call{tuples: []int{3}, added: []int{3}, expired: []int{}, start: 3 * time.Second, end: 3 * time.Second},
+		call{tuples: []int{6}, added: []int{6}, expired: []int{3}, start: 6 * time.Second, end: 6 * time.Second},
+	)
+	r.expectAcked(1, 2, 3, 4, 5, 6)
+}
+
+// An input older than the newest held one sorts into its place also while
+// the task still holds entries it let go of at the head of its slices.
+func TestEventTimeOutOfOrderInputAfterTheHeadMovedOn(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Lag: 50 * time.Second, Timestamp: eventAt}, dsl.TaskInfo{})
+	r.in(1, 2, 3, 4, 20, 21, 22, 23, 24, 60)
+	r.at(time.Second) // watermark 10: [0 s, 10 s) closes and lets go of 1..4, the head of ten held
+	r.expectCalls(call{tuples: []int{1, 2, 3, 4}, added: []int{1, 2, 3, 4}, expired: []int{}, start: 0, end: 10 * time.Second})
+	r.expectAcked(1, 2, 3, 4)
+	r.in(25) // out of order: between 24 and 60
+	r.in(80)
+	r.at(2 * time.Second) // watermark 30
+	r.expectCalls(call{tuples: []int{20, 21, 22, 23, 24, 25}, added: []int{20, 21, 22, 23, 24, 25}, expired: []int{1, 2, 3, 4},
+		start: 20 * time.Second, end: 30 * time.Second})
+	r.expectAcked(20, 21, 22, 23, 24, 25)
+}
+
+// However many inputs pass, a task holding a few reuses its slices: once
+// warm, a whole run of inputs allocates nothing, so what the task holds in
+// memory is bounded by its windows, not by the inputs it has seen. (Per
+// input, an unbounded growth would round down to no allocation: a run is
+// measured as a whole.)
+func TestWindowMemoryIsBoundedByItsWindows(t *testing.T) {
+	for _, spec := range []dsl.WindowSpec[numIn]{
+		{Count: 4, SlideCount: 2},      // lets go of half of what it holds at each window
+		{Count: 1000, SlideCount: 100}, // lets go of a tenth
+		{Count: 3},                     // lets go of all
+	} {
+		t.Run(fmt.Sprintf("count %d slide %d", spec.Count, spec.SlideCount), func(t *testing.T) {
+			bolt := dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[numIn], dsl.Emitter) error {
+				return func(dsl.Window[numIn], dsl.Emitter) error { return nil }
+			}, spec)
+			w := task.NewBolt(&dsl.Component{ID: "window", Bolt: bolt}, dsl.TaskInfo{})
+			const run = 10000
+			c := &collector{acked: make([]dsl.Tuple, 0, 2*run)} // a warm-up run and a measured one
+			in := dsl.Tuple{Value: numIn{1}, ID: dsl.TupleID{Root: 1, Edge: 1}}
+			allocs := testing.AllocsPerRun(1, func() {
+				for range run {
+					w.Execute(&in, c)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%v allocations in a run of %d inputs after a first one, want none", allocs, run)
+			}
+		})
+	}
 }
