@@ -790,7 +790,14 @@ func TestWindowMemoryIsBoundedByItsWindows(t *testing.T) {
 					w.Execute(&in, c)
 				}
 			})
-			if allocs != 0 {
+			// A buffer that is never compacted reallocates several slices in
+			// the run; the race detector's runtime may add one allocation of
+			// its own (seen about 1 run in 60 under -race).
+			slack := 0.0
+			if raceDetector {
+				slack = 1
+			}
+			if allocs > slack {
 				t.Errorf("%v allocations in a run of %d inputs after a first one, want none", allocs, run)
 			}
 		})
