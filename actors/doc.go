@@ -23,13 +23,28 @@
 // give the reference's 256). Each sending task also holds at most one open
 // batch per destination, or one batch parked on a full lane.
 //
-// The control lanes have no slots: max spout pending bounds them. A spout task
-// opens at most topology.max.spout.pending trees, and their outcomes are all
-// that comes back to it; an acker's lane holds the operations of open trees
-// (at most max spout pending per spout task) and of their tuples still on data
-// lanes, and an acker refuses trees beyond goshelter.acker.capacity. Timer
+// The control lanes have no slots: max spout pending bounds their tree
+// traffic, per tree. A spout task opens at most topology.max.spout.pending
+// trees, and their outcomes are all that comes back to it; an acker's lane
+// holds the operations of open trees (at most max spout pending per spout
+// task) and of their tuples still on data lanes, so it grows with each tree's
+// tuples, and an acker refuses trees beyond goshelter.acker.capacity. Timer
 // beats coalesce into one message per task (below) and lifecycle messages are
 // one per stage. Unreliable spouts open no trees and cause no control traffic.
+// Functions given to dsl.TaskInfo.Post ride the control lane too, unbounded:
+// Post never blocks, so a component pacing what it posts is what bounds them.
+//
+// # Compared with the reference
+//
+// Besides the bounds above: every task is an actor of its own, where the
+// reference runs a component's tasks on executors that share a ring (so a
+// component's task count is its parallelism, and the dsl's Build refuses a
+// "topology.tasks" that says otherwise); and tasks are created in id order,
+// the system task first, then the components' tasks, the ackers last, where
+// the reference starts the system task, the ackers, the bolts, then the
+// spouts. The order of creation is harmless: every task is created inactive,
+// and no tuple flows before activation, which follows the reference's order
+// (ackers, bolts, spouts, then the system task).
 //
 // # Batching
 //

@@ -118,7 +118,16 @@ var confFields = map[string]confField{
 	windowMaxTuples:    {min: 1, max: math.MaxInt32, set: func(s *Settings, v int64) { s.WindowMaxTuples = int(v) }},
 	// multilang reads it from the conf; it is only checked here.
 	shellBoltMaxPending: {min: 1, max: math.MaxInt32, set: func(*Settings, int64) {}},
+	// Build checks it against each component's parallelism (taskCount).
+	topologyTasks: {min: 1, max: maxParallelism, set: func(*Settings, int64) {}},
 }
+
+// topologyTasks is Storm's conf key for a component's task count (its
+// TopologyBuilder's setNumTasks), with the parallelism hint as the count of
+// executors running those tasks. goshelter runs every task on an executor of
+// its own (an actor), so a component's task count is its parallelism
+// ([Parallelism]): Build accepts the key only where it equals that.
+const topologyTasks = "topology.tasks"
 
 // shellBoltMaxPending is Storm's conf key for the inputs a shell bolt queues
 // for its child (package multilang).

@@ -26,6 +26,7 @@ var readElsewhere = []string{
 // single process has no use for (workers' JVMs, schedulers, serializers,
 // Storm's own queues and metrics). They are kept in the conf, passed to shell
 // children and exported by multilang.Flux, and they draw no warning.
+// "topology.tasks" is not among them: Build checks it (see topologyTasks).
 var stormOnly = []string{
 	"topology.acker.cpu.pcore.percent", "topology.acker.resources.offheap.memory.mb",
 	"topology.acker.resources.onheap.memory.mb", "topology.auto-credentials", "topology.auto.task.hooks",
@@ -73,7 +74,7 @@ var stormOnly = []string{
 	"topology.spout.wait.strategy", "topology.spread.components",
 	"topology.state.kryo.register", "topology.state.provider", "topology.state.provider.config",
 	"topology.state.synchronization.timeout.secs", "topology.stats.sample.rate",
-	"topology.submitter.principal", "topology.submitter.user", "topology.tasks",
+	"topology.submitter.principal", "topology.submitter.user",
 	"topology.testing.always.try.serialize", "topology.transactional.id", "topology.transfer.batch.size",
 	"topology.transfer.buffer.size", "topology.trident.batch.emit.interval.millis",
 	"topology.trident.windowing.cache.tuple.limit", "topology.tuple.serializer", "topology.users",

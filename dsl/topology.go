@@ -94,6 +94,8 @@ func (f optionFunc) apply(c *componentDef) { f(c) }
 const maxParallelism = 4096
 
 // Parallelism sets how many tasks run the component (default 1, at most 4096).
+// Each task runs on an executor (an actor) of its own, so this is also Storm's
+// task count: a "topology.tasks" in the conf must equal it, or Build fails.
 func Parallelism(n int) Option { return optionFunc(func(c *componentDef) { c.parallelism = n }) }
 
 // WithConf sets component conf that overrides the topology's.
@@ -275,6 +277,30 @@ func (v *validator) componentConf(c *Component) {
 	for _, w := range unknownKeys(c.Conf) {
 		v.t.Warnings = append(v.t.Warnings, fmt.Sprintf("component %q: %s", c.ID, w))
 	}
+	v.taskCount(c)
+}
+
+// taskCount refuses a Storm task count ("topology.tasks", from the
+// component's conf or the topology's, as Storm merges them) that is not the
+// component's parallelism: Storm would run that many tasks on parallelism
+// executors, while goshelter runs one task per executor, so honouring the
+// parallelism alone would silently run another number of tasks than the conf
+// asks for. Equal, the key says what goshelter does anyway and is accepted.
+func (v *validator) taskCount(c *Component) {
+	raw, own := c.Conf[topologyTasks]
+	where := "its conf"
+	if !own {
+		if raw, own = v.b.conf[topologyTasks]; !own {
+			return
+		}
+		where = "the topology's conf"
+	}
+	n, err := confFields[topologyTasks].number(raw)
+	if err != nil || n == int64(c.Parallelism) || c.Parallelism < 1 || c.Parallelism > maxParallelism {
+		return // a bad value or parallelism is reported on its own
+	}
+	v.problem("component %q: conf %q (from %s) is %d but its parallelism is %d: goshelter runs each task on an executor of its own, so the task count is the parallelism; set it with dsl.Parallelism(%d) and drop the key",
+		c.ID, topologyTasks, where, n, c.Parallelism, n)
 }
 
 func (v *validator) components() {

@@ -7,4 +7,6 @@ var (
 	StormConf        = stormConf
 	ErrNoComponent   = errNoComponent
 	ErrNotExportable = errNotExportable
+	ServeWith        = serveWith
+	IdleSpoutPause   = idleSpoutPause
 )

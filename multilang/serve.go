@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
@@ -83,10 +84,16 @@ var errServed = errors.New("multilang: Serve returned")
 // only once its reader goroutine has ended; a read from the process's stdin
 // cannot be interrupted, so that reader ends with the process.
 func Serve(ctx context.Context, topo *dsl.Topology, in io.Reader, out io.Writer) error {
+	return serveWith(ctx, topo, in, out, time.Sleep)
+}
+
+// serveWith is Serve with the function that makes a spout's idle pause
+// (see idleSpoutPause): tests record the pause instead of timing it.
+func serveWith(ctx context.Context, topo *dsl.Topology, in io.Reader, out io.Writer, pause func(time.Duration)) error {
 	if out == io.Writer(os.Stdout) {
 		os.Stdout = os.Stderr
 	}
-	s := &server{topo: topo, in: in, out: &frameWriter{w: bufio.NewWriterSize(out, 64<<10)}, frames: wire.NewFrameReader(in, wire.DefaultMaxMessage)}
+	s := &server{topo: topo, in: in, out: &frameWriter{w: bufio.NewWriterSize(out, 64<<10)}, frames: wire.NewFrameReader(in, wire.DefaultMaxMessage), pause: pause}
 	s.posted.signal = make(chan struct{}, 1)
 	s.failure = make(chan error, 1)
 	return s.serve(ctx)
@@ -114,6 +121,10 @@ type server struct {
 	inputs  map[inputKey]*dsl.Stream
 	posted  controlQueue // functions given to TaskInfo.Post
 	failure chan error   // TaskInfo.Fail
+
+	// pause makes a spout's idle pause (idleSpoutPause): time.Sleep, but a
+	// recorder in tests, which cannot time a millisecond on a loaded machine.
+	pause func(time.Duration)
 }
 
 type inbound struct {

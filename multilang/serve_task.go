@@ -88,7 +88,7 @@ func (e *servedSpout) handle(task dsl.SpoutTask, m *wire.HostMessage) {
 		e.emitted = 0
 		task.Next(e)
 		if e.emitted == 0 && len(e.failed) == 0 {
-			time.Sleep(idleSpoutPause)
+			e.s.pause(idleSpoutPause)
 		}
 	case wire.KindAck, wire.KindFail:
 		root, err := strconv.ParseUint(m.ID.String(), 10, 64)

@@ -38,11 +38,18 @@ func startServe(t *testing.T, topo *dsl.Topology, component string, task int) *f
 // newFakeHost starts Serve and sends it a handshake with conf and ctx.
 func newFakeHost(t *testing.T, topo *dsl.Topology, conf map[string]any, ctx wire.Context) *fakeHost {
 	t.Helper()
+	return newFakeHostOf(t, multilang.Serve, topo, conf, ctx)
+}
+
+// newFakeHostOf is newFakeHost for serve, Serve or a variant of it.
+func newFakeHostOf(t *testing.T, serve func(context.Context, *dsl.Topology, io.Reader, io.Writer) error,
+	topo *dsl.Topology, conf map[string]any, ctx wire.Context) *fakeHost {
+	t.Helper()
 	kidIn, toKid := io.Pipe()
 	fromKid, kidOut := io.Pipe()
 	h := &fakeHost{t: t, toKid: toKid, frames: wire.NewFrameReader(fromKid, 0), done: make(chan error, 1), pidDir: t.TempDir()}
 	go func() {
-		err := multilang.Serve(context.Background(), topo, kidIn, kidOut)
+		err := serve(context.Background(), topo, kidIn, kidOut)
 		kidOut.Close()
 		h.done <- err
 	}()
@@ -206,6 +213,44 @@ func TestServeRunsASpoutSynchronously(t *testing.T) {
 	}
 	if fmt.Sprint(src.acked, src.nacked, src.activated, src.deactivate) != "[1] [3] 1 1" {
 		t.Errorf("acked %v nacked %v activated %d deactivated %d", src.acked, src.nacked, src.activated, src.deactivate)
+	}
+}
+
+// TestServePausesASpoutThatHadNothing: Storm's ShellSpout expects a shell
+// spout to pause before answering a "next" in which it emitted nothing (it
+// asks again at once); a "next" that emitted answers at once. The pause is
+// recorded, not timed: the moment sync arrives, it has been made exactly once
+// per idle "next".
+func TestServePausesASpoutThatHadNothing(t *testing.T) {
+	var mu sync.Mutex
+	var pauses []time.Duration
+	record := func(d time.Duration) { mu.Lock(); pauses = append(pauses, d); mu.Unlock() }
+	made := func() []time.Duration { mu.Lock(); defer mu.Unlock(); return append([]time.Duration(nil), pauses...) }
+	serve := func(ctx context.Context, topo *dsl.Topology, in io.Reader, out io.Writer) error {
+		return multilang.ServeWith(ctx, topo, in, out, record)
+	}
+	src := &servedSource{}
+	topo := servedTopology(t, src, nil)
+	h := newFakeHostOf(t, serve, topo, multilang.StormConf(topo.Name, topo.Conf, topo.Settings), multilang.NewContext(topo, topo.Component("sentences"), 2))
+	h.send(map[string]string{"command": "activate"})
+	h.expect(wire.KindSync)
+	for i := 0; i < 3; i++ {
+		h.send(map[string]string{"command": "next"})
+		h.expect(wire.KindEmit)
+		h.expect(wire.KindSync)
+	}
+	if p := made(); len(p) != 0 {
+		t.Fatalf("pauses %v after three nexts that emitted, want none", p)
+	}
+	for want := 1; want <= 2; want++ {
+		h.send(map[string]string{"command": "next"}) // nothing left
+		h.expect(wire.KindSync)
+		if p := made(); len(p) != want || p[want-1] != multilang.IdleSpoutPause || multilang.IdleSpoutPause <= 0 {
+			t.Fatalf("pauses %v after %d idle nexts, want %d of %v", p, want, want, multilang.IdleSpoutPause)
+		}
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
 

@@ -278,7 +278,7 @@ func TestWaitOutcomesAndWaitSettled(t *testing.T) {
 // spout tasks and max pending 1; WaitIdle right after Run returns only when
 // all 100 are acked.
 func TestWaitIdleWaitsForTheSource(t *testing.T) {
-	src := sheltertest.Generate(100, func(i int) item { return item{i} })
+	src := sheltertest.Generate(100, func(i int) item { return item{i} }, bothTasks())
 	b := dsl.New("generated", dsl.Conf{dsl.MaxSpoutPending: 1})
 	spout := b.Spout("items", src.Spout(), dsl.Parallelism(2))
 	b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(item, dsl.Emitter) error { return nil })), dsl.Shuffle[item]())
@@ -304,8 +304,30 @@ func TestWaitIdleWaitsForTheSource(t *testing.T) {
 	}
 }
 
+// bothTasks holds the Next of message 1 until message 2 is taken, which only
+// another task can do: a spout of two tasks then surely pulls from both.
+// Without it, a task activated late on a loaded machine could find the
+// source drained by the other.
+func bothTasks() sheltertest.SourceOption {
+	second := make(chan struct{})
+	return sheltertest.OnNext(func(id int) error {
+		switch id {
+		case 1:
+			<-second
+		case 2:
+			close(second)
+		}
+		return nil
+	})
+}
+
 // TestWaitIdleSaysWhatTheSourceWaitsFor: a Next blocked in its hook keeps
 // WaitIdle waiting, and its error says so.
+//
+// The sink holds message 1 until the release: its ack must not depend on the
+// spout's task being busy. The spout calls Next for message 2 right after
+// message 1's unless something already waits in its mailbox, so about 1 run
+// in 100 message 1 was acked first and the error had no "1 outstanding".
 func TestWaitIdleSaysWhatTheSourceWaitsFor(t *testing.T) {
 	release, blocked := make(chan struct{}), make(chan struct{})
 	src := sheltertest.NewSource(item{1}, item{2}).With(sheltertest.OnNext(func(id int) error {
@@ -317,9 +339,14 @@ func TestWaitIdleSaysWhatTheSourceWaitsFor(t *testing.T) {
 	}))
 	b := dsl.New("blocked", nil)
 	spout := b.Spout("items", src.Spout())
-	b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(item, dsl.Emitter) error { return nil })), dsl.Shuffle[item]())
+	b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(in item, _ dsl.Emitter) error {
+		if in.N == 1 {
+			<-release
+		}
+		return nil
+	})), dsl.Shuffle[item]())
 	r := run(t, b, sheltertest.NewClock(time.Unix(0, 0)).Option())
-	<-blocked // the spout's task too: message 1's ack waits behind it
+	<-blocked // message 1 is handed out and held by the sink
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	err := sheltertest.WaitIdle(ctx, r)

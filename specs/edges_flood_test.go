@@ -175,11 +175,25 @@ var _ = Describe("A shell bolt whose inputs wait for its flooding child", Label(
 			return nil
 		})), dsl.Shuffle[MLWord]())
 		r := sheltertest.Start(GinkgoTB(), Build(b)) // its stop runs before the count file's directory goes
-		Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(20 * time.Second)).Should(HaveLen(inputs))
-		Eventually(taken.Load).WithTimeout(Scaled(10 * time.Second)).Should(Equal(int64(inputs * perInput)))
+		expectProgressTo(taken.Load, inputs*perInput, Scaled(10*time.Second), "tuples taken from the child")
+		Eventually(func() []int { return src.Acked() }).WithTimeout(Scaled(10 * time.Second)).Should(HaveLen(inputs))
+		Expect(taken.Load()).To(Equal(int64(inputs*perInput)), "no tuple taken twice")
 		Stop(r)
 	})
 })
+
+// expectProgressTo waits until count reaches want, failing if it stands still
+// for stall. The spec above pushes 36 MB of JSON through a child under -race:
+// its duration is the machine's throughput (about 8 s alone, over 20 s under
+// a loaded full run), while the defect it guards against is a standstill. A
+// bound on the whole run failed a loaded machine; a bound on each wait for
+// progress fails only a stall.
+func expectProgressTo(count func() int64, want int, stall time.Duration, what string) {
+	GinkgoHelper()
+	for last := count(); last < int64(want); last = count() {
+		Eventually(count).WithTimeout(stall).Should(BeNumerically(">", last), "%s stood still at %d of %d", what, last, want)
+	}
+}
 
 var _ = Describe("topology.shellbolt.max.pending", Label("edges", "multilang"), func() {
 	const key = "topology.shellbolt.max.pending"

@@ -144,9 +144,10 @@ var _ = Describe("A conf key goshelter does not know", Label("fidelity", "dsl-va
 
 	// Storm's own keys (workers, serializers, schedulers, its queues) mean
 	// nothing to one process; a conf written for Storm must not be noisy.
+	// topology.tasks passes when it is the parallelism (1 here): see below.
 	It("stays quiet for every key Storm defines and goshelter passes through, and for the conf its Flux export writes", func() {
 		passed := dsl.Conf{
-			"topology.tasks": 2, "topology.workers": 3, "topology.name": "x", "topology.kryo.register": []any{"a.B"},
+			"topology.tasks": 1, "topology.workers": 3, "topology.name": "x", "topology.kryo.register": []any{"a.B"},
 			"topology.worker.childopts": "-Xmx1g", "topology.multilang.serializer": "org.apache.storm.multilang.JsonSerializer",
 			"topology.executor.send.buffer.size": 1024, "topology.disruptor.wait.strategy": "x", "topology.producer.batch.size": 1,
 			"topology.bolts.window.length.count": 3, "topology.state.checkpoint.interval.ms": 1000,
@@ -167,6 +168,48 @@ var _ = Describe("A conf key goshelter does not know", Label("fidelity", "dsl-va
 		logsOpt, logs := ObserveLogs()
 		Stop(sheltertest.Start(GinkgoTB(), topo, logsOpt))
 		Expect(logs.FilterMessage(built).Len()).To(BeZero())
+	})
+})
+
+// Issue 34, item 1: Storm reads a component's task count from "topology.tasks"
+// (TopologyBuilder's setNumTasks; the topology's conf merged under the
+// component's) and runs those tasks on parallelism executors. goshelter runs
+// one task per executor, so it cannot honour another count than the
+// parallelism: Build refuses it, naming the component and what to use,
+// instead of running another number of tasks than the conf says.
+var _ = Describe("Storm's per-component task count (topology.tasks)", Label("fidelity", "dsl-validation"), func() {
+	build := func(conf, own dsl.Conf, parallelism int) (*dsl.Topology, error) {
+		b := dsl.New("tasks", conf)
+		nums := b.Spout("nums", sheltertest.NewSource(Num{N: 1}).Spout())
+		b.Anchored(nums, b.Bolt("sink", dsl.AutoAck(func(Num, dsl.Emitter) error { return nil }),
+			dsl.Parallelism(parallelism), dsl.WithConf(own)), dsl.Shuffle[Num]())
+		return b.Build()
+	}
+
+	DescribeTable("is refused at Build when it is not the parallelism, naming the component and dsl.Parallelism",
+		func(conf, own dsl.Conf, parallelism int, want string) {
+			_, err := build(conf, own, parallelism)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("more tasks than executors, in the component's conf", nil, dsl.Conf{"topology.tasks": 4}, 2,
+			`component "sink": conf "topology.tasks" (from its conf) is 4 but its parallelism is 2: goshelter runs each task on an executor of its own, so the task count is the parallelism; set it with dsl.Parallelism(4) and drop the key`),
+		Entry("fewer, as a float from JSON", nil, dsl.Conf{"topology.tasks": 1.0}, 3,
+			`component "sink": conf "topology.tasks" (from its conf) is 1 but its parallelism is 3`),
+		Entry("from the topology's conf, which Storm applies to every component", dsl.Conf{"topology.tasks": 2}, nil, 2,
+			`component "nums": conf "topology.tasks" (from the topology's conf) is 2 but its parallelism is 1`),
+		Entry("out of range", nil, dsl.Conf{"topology.tasks": 0}, 1, `component "sink": conf "topology.tasks": 0 is below the minimum 1`),
+		Entry("not a number", dsl.Conf{"topology.tasks": "2"}, nil, 1, `conf "topology.tasks": want a number, got string`),
+	)
+
+	It("is accepted without a warning when it is the parallelism", func() {
+		topo, err := build(nil, dsl.Conf{"topology.tasks": 3}, 3)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(topo.Warnings).To(BeEmpty())
+		Expect(topo.Component("sink").Tasks).To(HaveLen(3))
+		topo, err = build(dsl.Conf{"topology.tasks": 1}, dsl.Conf{"topology.tasks": 3}, 3)
+		Expect(err).NotTo(HaveOccurred(), "the component's own value overrides the topology's")
+		Expect(topo.Warnings).To(BeEmpty())
 	})
 })
 
