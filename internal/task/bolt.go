@@ -69,6 +69,20 @@ func (b *bolt) execute(in *dsl.Tuple, c dsl.Collector) (handled bool, err error)
 	return true, err
 }
 
+// executeAuto hands in to the handler and leaves its ack to the caller
+// (ack true) when the handler returned nil; an error fails in.
+func (b *bolt) executeAuto(in *dsl.Tuple, c dsl.Collector) (ack bool, err error) {
+	handled, err := b.execute(in, c)
+	if !handled {
+		return false, err
+	}
+	if err != nil {
+		c.Fail(*in)
+		return false, err
+	}
+	return true, nil
+}
+
 // ticked hands a tick to the handler's Tick hook, if it has one.
 func (b *bolt) ticked(in *dsl.Tuple, c dsl.Collector) error {
 	if b.tick == nil {
@@ -91,15 +105,7 @@ func (a *autoAckTask) ExecuteAuto(in *dsl.Tuple, c dsl.Collector) (ack bool, err
 	if in.IsTick() {
 		return false, a.ticked(in, c)
 	}
-	handled, err := a.execute(in, c)
-	if !handled {
-		return false, err
-	}
-	if err != nil {
-		c.Fail(*in)
-		return false, err
-	}
-	return true, nil
+	return a.executeAuto(in, c)
 }
 
 // terminatorTask fails every input after its handler returns, as
@@ -147,15 +153,7 @@ func (s *statefulTask) ExecuteAuto(in *dsl.Tuple, c dsl.Collector) (ack bool, er
 	if in.IsTick() {
 		return false, nil
 	}
-	handled, err := s.execute(in, c)
-	if !handled {
-		return false, err
-	}
-	if err != nil {
-		c.Fail(*in)
-		return false, err
-	}
-	return true, nil
+	return s.executeAuto(in, c)
 }
 
 // RestoreState loads one key of the last committed checkpoint.
