@@ -179,27 +179,3 @@ func TestTaskInfoContext(t *testing.T) {
 		t.Error("the task's Context did not end with ctx")
 	}
 }
-
-// collector is a fake dsl.Collector that records what a bolt task does.
-type collector struct {
-	emitted []any
-	anchors [][]dsl.Tuple
-	acked   []dsl.Tuple
-	failed  []dsl.Tuple
-}
-
-func (c *collector) Emit(tuple any)                    { c.emitted = append(c.emitted, tuple) }
-func (c *collector) EmitDirect(_ int, tuple any)       { c.emitted = append(c.emitted, tuple) }
-func (c *collector) Ack(in dsl.Tuple)                  { c.acked = append(c.acked, in) }
-func (c *collector) Fail(in dsl.Tuple)                 { c.failed = append(c.failed, in) }
-func (c *collector) EmitAnchored(a []dsl.Tuple, v any) { c.EmitDirectAnchored(0, a, v) }
-
-// EmitDirectAnchored copies the anchors, as the runtime reads them at once:
-// the caller may reuse the slice.
-func (c *collector) EmitDirectAnchored(_ int, a []dsl.Tuple, v any) {
-	if a != nil {
-		a = append([]dsl.Tuple{}, a...)
-	}
-	c.anchors = append(c.anchors, a)
-	c.Emit(v)
-}
