@@ -94,13 +94,6 @@ func (l *connCap) oldestIdle() *cappedConn {
 	return c
 }
 
-// idleCount returns how many connections are idle.
-func (l *connCap) idleCount() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.idle.Len()
-}
-
 // Close stops a waiting Accept as well as the listener.
 func (l *connCap) Close() error {
 	l.shut.Do(func() { close(l.done) })

@@ -19,7 +19,6 @@ package specs_test
 //   - ObserveLogs() captures the runtime's logs for assertions on error messages.
 //   - NewManualClock() is the kit's manual clock at a fixed instant; inject it
 //     with clk.Option() so spout waits, ticks and timeouts move only on Advance.
-//   - Sequence(start, step) gives every task the ids start, start+step, ...
 //   - Scaled(d) stretches a timeout by GOSHELTER_TEST_TIMEOUT_SCALE on slow machines.
 
 import (
@@ -57,22 +56,6 @@ func Scaled(d time.Duration) time.Duration { return testsupport.Scaled(d) }
 // NewManualClock returns a manual clock reading a fixed instant.
 func NewManualClock() *sheltertest.Clock {
 	return sheltertest.NewClock(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-}
-
-// Sequence is a supervision.WithIDs option: every task's ids are start,
-// start+step, ... (zero skipped), so specs can replay tables with known ids.
-func Sequence(start, step uint64) supervision.Option {
-	return supervision.WithIDs(func(int) func() uint64 {
-		next := start
-		return func() uint64 {
-			if next == 0 {
-				next += step
-			}
-			v := next
-			next += step
-			return v
-		}
-	})
 }
 
 // Restarts is a supervision.WithRestarts option with the back-off base and
@@ -192,11 +175,6 @@ func FromComponent(ids ...string) func(Event) bool {
 		}
 		return false
 	}
-}
-
-// FromTask keeps events of one task.
-func FromTask(task int) func(Event) bool {
-	return func(e Event) bool { return e.Task == task }
 }
 
 // KindIs keeps events of the given kinds ("Next", "Emit", "AckerStep", ...).
