@@ -63,3 +63,22 @@ func TestWindow(t *testing.T) {
 		t.Errorf("a window from the start %+v, want the totals", got)
 	}
 }
+
+// A task with no samples has nil histograms: the sum of a component is the
+// histograms of the tasks that have them, in whichever order they come.
+func TestSumOfHistogramsSkipsTasksWithout(t *testing.T) {
+	with := Task{Component: "c", Task: 1, ExecuteHistogram: []int64{1, 2, 3}}
+	without := Task{Component: "c", Task: 2}
+	for _, tasks := range [][]Task{{with, without}, {without, with}} {
+		got := Sum(tasks)["c"].ExecuteHistogram
+		if !reflect.DeepEqual(got, []int64{1, 2, 3}) {
+			t.Errorf("sum of %d tasks in order %d,%d: %v, want [1 2 3]", len(tasks), tasks[0].Task, tasks[1].Task, got)
+		}
+	}
+	if Sum([]Task{without})["c"].ExecuteHistogram != nil {
+		t.Error("a component whose tasks have no samples got a histogram")
+	}
+	if with.ExecuteHistogram[0] != 1 {
+		t.Error("summing changed a task's own histogram")
+	}
+}
