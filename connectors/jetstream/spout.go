@@ -34,7 +34,9 @@ func Spout[T any](url, stream, durable string, translate func(Message) (T, error
 	case durable == "":
 		cfg.bad("Spout: empty durable consumer name for stream %q", stream)
 	}
-	return dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[*entry, T] {
+	// The constructor returns the concrete source, so Build sees its
+	// Position and Rewind hooks.
+	return dsl.ReliableFrom(func(info dsl.TaskInfo) *source[T] {
 		return newSource(info, url, stream, durable, translate, cfg)
 	})
 }
@@ -75,6 +77,12 @@ type source[T any] struct {
 	settled    chan struct{} // inflight reached 0
 	period     atomic.Int64  // in-progress period in ns, set by the keeper
 	terminated int64
+	// cur is the task's place in the stream when the runtime checkpoints it
+	// (dsl.TaskInfo.Checkpointed, position.go); nil otherwise.
+	cur *cursor
+	// start runs the positioned keeper on the first Next, once Rewind had
+	// its chance to set where it starts; nil when it runs or no keeper is due.
+	start func()
 }
 
 func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate func(Message) (T, error), cfg config) *source[T] {
@@ -90,6 +98,11 @@ func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate 
 		return s
 	}
 	k := &keeper[T]{src: s, url: url, stream: stream, durable: durable}
+	if info.Checkpointed {
+		s.cur = &cursor{}
+		s.start = func() { go k.runPositioned(info.Context(), s.cur.next) }
+		return s
+	}
 	go k.run(info.Context())
 	return s
 }
@@ -98,6 +111,10 @@ func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate 
 // it never waits for the server.
 func (s *source[T]) Next() (*entry, T, bool) {
 	var zero T
+	if s.start != nil {
+		s.start()
+		s.start = nil
+	}
 	for range 16 { // bounded: a run of rejected messages must not hold the task
 		b, ok := s.buf.pop()
 		if !ok {
@@ -106,6 +123,9 @@ func (s *source[T]) Next() (*entry, T, bool) {
 		select {
 		case s.space <- struct{}{}:
 		default:
+		}
+		if s.cur != nil && !s.cur.take(b, s.info) {
+			continue // another task's message
 		}
 		m, err := toMessage(b.msg)
 		var t T
@@ -127,6 +147,12 @@ func (s *source[T]) Next() (*entry, T, bool) {
 func (s *source[T]) reject(m jetstream.Msg, err error) {
 	s.terminated++
 	s.info.Metric("jetstream.terminated", s.terminated)
+	if s.cur != nil {
+		// In the checkpoint the message is skipped: the position moves past
+		// it, and the server's acks follow the positions.
+		s.log.Error("jetstream: skipping a message the translator rejected", zap.String("subject", m.Subject()), zap.Error(err))
+		return
+	}
 	s.log.Error("jetstream: terminating a message the translator rejected", zap.String("subject", m.Subject()), zap.Error(err))
 	if terr := m.TermWithReason(err.Error()); terr != nil {
 		s.log.Warn("jetstream: terminating a message failed; it will be redelivered", zap.Error(terr))
@@ -135,6 +161,10 @@ func (s *source[T]) reject(m jetstream.Msg, err error) {
 
 // Ack acks the message: its tree completed.
 func (s *source[T]) Ack(e *entry) {
+	if s.cur != nil { // the server hears of it with the checkpoints (Position)
+		s.close(e)
+		return
+	}
 	if err := e.msg.Ack(); err != nil {
 		// The server redelivers it after AckWait: a duplicate, never a loss.
 		s.log.Debug("jetstream: ack not sent", zap.Uint64("seq", e.seq), zap.Error(err))
@@ -145,6 +175,10 @@ func (s *source[T]) Ack(e *entry) {
 // Nack asks the server to redeliver the message after the back-off delay of
 // its delivery count.
 func (s *source[T]) Nack(e *entry) {
+	if s.cur != nil { // the topology rolls back and the rewind replays it
+		s.close(e)
+		return
+	}
 	if err := e.msg.NakWithDelay(backoff(s.cfg.nackBase, s.cfg.nackMax, e.delivered)); err != nil {
 		s.log.Debug("jetstream: nak not sent; redelivery after AckWait", zap.Uint64("seq", e.seq), zap.Error(err))
 	}
