@@ -22,7 +22,7 @@ type config struct {
 	pubTimeout time.Duration
 	keptMax    int           // checkpointed sink: bytes of records it keeps
 	dupWindow  time.Duration // checkpointed sink: the least Duplicates window of a stream it writes to
-	err        error // the first bad option: the tasks fail with it at start
+	err        error         // the first bad option: the tasks fail with it at start
 }
 
 func newConfig(opts []Option) config {
