@@ -89,7 +89,6 @@ var _ = Describe("Exactly-once with state", Label("connectors", "jetstream", "st
 		topo, err = countTopology(b.URL, &executed)
 		second := start(topo, err, supervision.WithStore(store))
 		Eventually(executed.Load).Should(BeNumerically(">=", 100))
-		Eventually(func() []string { return c.consumers("IN") }).Should(HaveLen(2), "a consumer of its own for each task")
 		stop(second)
 		Expect(counted(store)).To(Equal(1100), "each message counted once: the second run resumes at the committed positions")
 		Expect(executed.Load()).To(BeNumerically("==", 100), "no message before the positions is read again")
@@ -103,6 +102,7 @@ var _ = Describe("Exactly-once with state", Label("connectors", "jetstream", "st
 		topo, err := countTopology(b.URL, &executed)
 		r := start(topo, err, supervision.WithStore(store))
 		Eventually(func() int { return counted(store) }).Should(Equal(300))
+		Expect(c.consumers("IN")).To(HaveLen(2), "a consumer of its own for each task")
 		ctx, cancel := ctxT()
 		defer cancel()
 		Eventually(func(g Gomega) {
@@ -190,9 +190,9 @@ var _ = Describe("The sink with state", Label("connectors", "jetstream", "state"
 		// No stream takes late.x yet: every publish is refused, and value
 		// 120 rolls the topology back once.
 		Eventually(log.Rewinds).Should(BeNumerically(">=", 1))
-		Eventually(log.Acked).Should(Equal(n))
 		c.stream("LATE", "late.>")
-		Eventually(func() uint64 { return c.count("LATE") }).Should(BeNumerically("==", n))
+		Eventually(log.Acked).Should(Equal(n))
+		Eventually(func() uint64 { return c.count("LATE") }).Should(BeNumerically(">=", n))
 		out := c.readAll("LATE")
 		Expect(out).To(HaveLen(n))
 		Expect(distinct(out)).To(Equal(n), "each value once")
