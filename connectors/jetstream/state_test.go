@@ -168,6 +168,31 @@ func sinkStateTopology(url, subject string, log *sheltertest.Log[Num], fail int,
 	return b.Build()
 }
 
+var _ = Describe("A spout outside the checkpoints", Label("connectors", "jetstream", "state"), func() {
+	It("keeps today's at-least-once spout (one shared durable, acks per tree) when declared dsl.OutsideCheckpoint()", func() {
+		b := newBroker()
+		c := connect(b.URL)
+		c.stream("IN", "in.>")
+		c.publish("in.records", 100)
+		var executed atomic.Int64
+		bl := dsl.New("jetstream-outside", dsl.Conf{dsl.MaxSpoutPending: 64, dsl.CheckpointInterval: 50 * time.Millisecond})
+		bl.Streams(jetstream.Message{})
+		in := bl.Spout("in", jetstream.Spout[jetstream.Message](b.URL, "IN", "outside", nil), dsl.Parallelism(2), dsl.OutsideCheckpoint())
+		count := bl.Bolt("count", dsl.Stateful(func(_ jetstream.Message, st *dsl.State[string, int], _ dsl.Emitter) error {
+			n, _ := st.Get("n")
+			st.Put("n", n+1)
+			executed.Add(1)
+			return nil
+		}), dsl.Parallelism(statecrash.Tasks))
+		bl.Anchored(in, count, dsl.Shuffle[jetstream.Message]())
+		topo, err := bl.Build()
+		start(topo, err, supervision.WithStore(state.NewMemory()))
+		Eventually(func() []string { return c.consumers("IN") }).Should(Equal([]string{"outside"}))
+		Eventually(func() uint64 { return c.consumerInfo("IN", "outside").AckFloor.Stream }).Should(BeNumerically("==", 100))
+		Expect(c.consumerInfo("IN", "outside").Config.AckPolicy).To(Equal(js.AckExplicitPolicy))
+	})
+})
+
 var _ = Describe("The sink with state", Label("connectors", "jetstream", "state", "edges"), func() {
 	var (
 		b *broker
@@ -197,6 +222,33 @@ var _ = Describe("The sink with state", Label("connectors", "jetstream", "state"
 		Expect(out).To(HaveLen(n))
 		Expect(distinct(out)).To(Equal(n), "each value once")
 		Consistently(func() uint64 { return c.count("LATE") }, scaled(300*time.Millisecond)).Should(BeNumerically("==", n))
+	})
+
+	It("fails with an error naming the cap when a task keeps more than WithKeptBytes for its checkpoints", func() {
+		c.stream("OUT", "out.>")
+		log := sheltertest.NewLog(nums(1, 2, 3, 4, 5, 6, 7, 8)...)
+		bl := dsl.New("jetstream-sink-cap", dsl.Conf{dsl.CheckpointInterval: time.Second})
+		bl.Streams(Num{})
+		ns := bl.Spout("nums", log.Spout())
+		pass := bl.Bolt("pass", dsl.Stateful(func(n Num, st *dsl.State[string, int], out dsl.Emitter) error {
+			out.Emit(n)
+			return nil
+		}))
+		sink := bl.Bolt("sink", jetstream.Sink[Num](b.URL, func(n Num) (jetstream.Record, error) {
+			return jetstream.Record{Subject: "out.x", Data: make([]byte, 600)}, nil
+		}, jetstream.WithKeptBytes(2048)))
+		bl.Anchored(ns, pass, dsl.Shuffle[Num]())
+		bl.Anchored(pass, sink, dsl.Shuffle[Num]())
+		topo, err := bl.Build()
+		Expect(err).NotTo(HaveOccurred())
+		r, err := supervision.Run(context.Background(), topo, append(runOpts(), supervision.WithStore(state.NewMemory()), supervision.WithoutRestarts())...)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { stop(r) })
+		Eventually(r.Done()).Should(BeClosed())
+		err = r.Wait()
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(And(ContainSubstring(`sink "sink"`), ContainSubstring("cap of 2048 (WithKeptBytes)")))
+		Expect(c.count("OUT")).To(BeZero(), "nothing was committed, so nothing was published")
 	})
 
 	It("refuses a stream whose duplicate window is shorter than the sink needs, naming the stream", func() {
