@@ -18,6 +18,7 @@ import (
 	"github.com/goshelter/goshelter/connectors/jetstream"
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/testsupport/statecrash"
+	"github.com/goshelter/goshelter/state"
 	"github.com/goshelter/goshelter/state/pebble"
 	"github.com/goshelter/goshelter/supervision"
 )
@@ -150,6 +151,63 @@ func stored(ctx context.Context, c js.JetStream, stream string) uint64 {
 	return info.State.Msgs
 }
 
+// outputs checks the outputs stream holds against those of lines input
+// lines: the expected ones missing and the extra ones (duplicates, or
+// outputs no input explains).
+func outputs(c *client, stream string, lines int) (expected, stored, lost, dup int) {
+	GinkgoHelper()
+	want := map[string]bool{}
+	for w, n := range statecrash.Want(statecrash.Lines(lines)) {
+		for i := 1; i <= n; i++ {
+			want[fmt.Sprintf("%s:%d", w, i)] = true
+		}
+	}
+	got := map[string]int{}
+	out := c.readAll(stream)
+	for _, o := range out {
+		got[o]++
+	}
+	for e := range want {
+		if got[e] == 0 {
+			lost++
+		}
+	}
+	for o, n := range got {
+		if want[o] {
+			n--
+		}
+		dup += n
+	}
+	return len(want), len(out), lost, dup
+}
+
+var _ = Describe("JetStream -> stateful count -> JetStream while the server restarts", Label("connectors", "jetstream", "state", "edges"), func() {
+	It("stores every expected output once when the server goes away and comes back mid-run", func() {
+		const lines = 600
+		b := newBroker()
+		c := connect(b.URL)
+		c.stream("IN", "in.>")
+		c.stream("OUT", "out.>")
+		ctx, cancel := ctxT()
+		defer cancel()
+		for _, l := range statecrash.Lines(lines) {
+			_, err := c.js.Publish(ctx, "in.lines", []byte(l.Text))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		store := state.NewMemory()
+		topo, err := crashTopology(b.URL)
+		start(topo, err, supervision.WithStore(store))
+		Eventually(func() uint64 { return c.count("OUT") }).Should(BeNumerically(">=", 300))
+		b.restart() // the spout's fetches and the sink's publishes fail meanwhile
+		Eventually(func() uint64 { return c.count("OUT") }).Should(BeNumerically(">=", 3*lines))
+		Consistently(func() uint64 { return c.count("OUT") }, scaled(300*time.Millisecond)).Should(BeNumerically("==", 3*lines))
+		expected, stored, lost, dup := outputs(c, "OUT", lines)
+		fmt.Fprintf(GinkgoWriter, "server restart: expected=%d stored=%d lost=%d duplicated=%d\n", expected, stored, lost, dup)
+		Expect(lost).To(BeZero())
+		Expect(dup).To(BeZero())
+	})
+})
+
 var _ = Describe("JetStream -> stateful count -> JetStream killed with SIGKILL", Label("connectors", "jetstream", "state"), func() {
 	It("stores every expected output exactly once and counts every word once, over 20 kills", func() {
 		b := newBroker()
@@ -175,30 +233,7 @@ var _ = Describe("JetStream -> stateful count -> JetStream killed with SIGKILL",
 		Expect(err).NotTo(HaveOccurred(), "seed %d, %v", seed, figures)
 
 		want := statecrash.Want(statecrash.Lines(crashLines))
-		expected := map[string]bool{}
-		for w, n := range want {
-			for i := 1; i <= n; i++ {
-				expected[fmt.Sprintf("%s:%d", w, i)] = true
-			}
-		}
-		got := map[string]int{}
-		out := c.readAll("OUT")
-		for _, o := range out {
-			got[o]++
-		}
-		lost, dup := 0, 0
-		for e := range expected {
-			if got[e] == 0 {
-				lost++
-			}
-		}
-		for o, n := range got {
-			if !expected[o] {
-				dup += n
-			} else {
-				dup += n - 1
-			}
-		}
+		expected, out, lost, dup := outputs(c, "OUT", crashLines)
 		store, err := pebble.Open(dir) // the child has exited: the directory is free
 		Expect(err).NotTo(HaveOccurred())
 		counts, err := statecrash.Counts(ctx, store)
@@ -207,13 +242,13 @@ var _ = Describe("JetStream -> stateful count -> JetStream killed with SIGKILL",
 		figures.Messages = crashLines
 		figures.Compare(want, counts)
 		report := fmt.Sprintf("JetStream SIGKILL: kills=%d starts=%d lines in=%d outputs expected=%d out=%d lost=%d duplicated=%d; counts lost=%d double-counted=%d (seed %d)",
-			figures.Kills, figures.Starts, crashLines, len(expected), len(out), lost, dup, figures.Lost, figures.Doubled, seed)
+			figures.Kills, figures.Starts, crashLines, expected, out, lost, dup, figures.Lost, figures.Doubled, seed)
 		fmt.Fprintln(GinkgoWriter, report)
 		AddReportEntry("jetstream-sigkill", report)
 		Expect(figures.Kills).To(Equal(20), "the child must still be running at each kill: %s", report)
 		Expect(lost).To(BeZero(), report)
 		Expect(dup).To(BeZero(), report)
-		Expect(len(out)).To(Equal(len(expected)), report)
+		Expect(out).To(Equal(expected), report)
 		Expect(figures.Lost).To(BeZero(), report)
 		Expect(figures.Doubled).To(BeZero(), report)
 	})
