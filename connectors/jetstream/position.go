@@ -56,14 +56,10 @@ type cursor struct {
 	covered jetstream.Msg // the last message before the previous checkpoint's position
 }
 
-// take moves the cursor past b and tells whether it is the task's own.
-func (c *cursor) take(b buffered, info dsl.TaskInfo) bool {
-	meta, err := b.msg.Metadata()
-	if err != nil { // the fetcher checked it; keep the cursor where it is
-		return false
-	}
-	seq := meta.Sequence.Stream
-	c.next, c.last = seq+1, b.msg
+// take moves the cursor past m, at stream sequence seq, and tells whether
+// it is the task's own.
+func (c *cursor) take(m jetstream.Msg, seq uint64, info dsl.TaskInfo) bool {
+	c.next, c.last = seq+1, m
 	return seq%uint64(max(info.Parallelism, 1)) == uint64(info.Index)
 }
 

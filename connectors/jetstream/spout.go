@@ -115,7 +115,10 @@ func (s *source[T]) Next() (*entry, T, bool) {
 		s.start()
 		s.start = nil
 	}
-	for range 16 { // bounded: a run of rejected messages must not hold the task
+	// Bounded: a run of rejected messages must not hold the task. Passing
+	// over another task's message costs little and does not count: the
+	// buffer bounds it.
+	for rejected := 0; rejected < 16; {
 		b, ok := s.buf.pop()
 		if !ok {
 			return nil, zero, false
@@ -124,16 +127,17 @@ func (s *source[T]) Next() (*entry, T, bool) {
 		case s.space <- struct{}{}:
 		default:
 		}
-		if s.cur != nil && !s.cur.take(b, s.info) {
+		m, err := toMessage(b.msg)
+		if err == nil && s.cur != nil && !s.cur.take(b.msg, m.StreamSeq, s.info) {
 			continue // another task's message
 		}
-		m, err := toMessage(b.msg)
 		var t T
 		if err == nil {
 			t, err = s.translate(m)
 		}
 		if err != nil {
 			s.reject(b.msg, err)
+			rejected++
 			continue
 		}
 		e := &entry{msg: b.msg, seq: m.StreamSeq, delivered: m.Delivered, beat: b.beat}
