@@ -21,6 +21,12 @@ import (
 // (Record.MsgID, or by default a hash of its subject and data), so a replayed
 // input is stored once within the stream's duplicate window; set MsgID when
 // two inputs with the same subject and data are distinct events.
+//
+// In a topology with state the sink is exactly-once instead: it acks each
+// input when it kept its record, and publishes the records after the
+// checkpoint that covers them committed, with ids derived from the
+// checkpoint (Record.MsgID, when set, is used as is); see the package doc,
+// [WithKeptBytes] and [WithDuplicateWindow].
 func Sink[In any](url string, record func(In) (Record, error), opts ...Option) *dsl.BoltSpec {
 	cfg := newConfig(opts)
 	if record == nil {

@@ -23,6 +23,13 @@ import (
 // redelivers it), logged, and counted in the task's "jetstream.terminated"
 // metric. An acked tree acks its message; a failed one nacks it with a delay
 // (see [WithNackBackoff]).
+//
+// In a topology with state the spout is a positioned source instead: each
+// task reads through a consumer of its own named after durable, its
+// position is stored with the checkpoints, and the server's acks follow the
+// committed checkpoints (see the package doc). durable must then name one
+// spout only: the tasks of two spouts with the same durable would replace
+// each other's consumers.
 func Spout[T any](url, stream, durable string, translate func(Message) (T, error), opts ...Option) *dsl.SpoutSpec {
 	cfg := newConfig(opts)
 	if translate == nil {
