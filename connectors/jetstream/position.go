@@ -113,8 +113,10 @@ func (k *keeper[T]) runPositioned(ctx context.Context, start uint64) {
 	}
 	var name string
 	defer func() {
-		// The task's context is over: the delete gets a short time of its own.
-		dctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		// The task's context is over: the delete gets a short time of its
+		// own, so the goroutine ends soon after the stop even when the server
+		// goes away mid-delete (the server removes what it misses once inactive).
+		dctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 		defer cancel()
 		k.deleteConsumers(dctx, js, "")
 	}()
