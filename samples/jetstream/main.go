@@ -19,7 +19,10 @@
 // where processed counts work's successful executions (replays included),
 // committed is the consumer's ack floor, stored the records in the output
 // stream from this run, pending the records not yet committed (left for the
-// next run, not lost), and lost the records neither stored nor pending.
+// next run, not lost), and lost the records neither stored nor pending. The
+// summary comes however the run ends, a failed topology included (it then
+// exits 1 after the summary, as it does when lost is not 0). -status
+// 127.0.0.1:8080 serves the status page while it runs.
 package main
 
 import (
@@ -39,6 +42,7 @@ import (
 
 	"github.com/goshelter/goshelter/connectors/jetstream"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/samples/internal/cli"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -57,13 +61,15 @@ func main() {
 	records := flag.Int("records", 20000, "records to publish")
 	failRate := flag.Float64("fail-rate", 0.1, "fraction of work's inputs it fails")
 	duration := flag.Duration("duration", 10*time.Second, "longest run")
+	status := cli.StatusFlag()
+	cli.Usage("jetstream", "a topology from one NATS JetStream stream to another")
 	flag.Parse()
-	if err := run(*url, *in, *out, *records, *failRate, *duration); err != nil {
+	if err := run(*url, *in, *out, *records, *failRate, *duration, *status); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(url, in, out string, records int, failRate float64, duration time.Duration) error {
+func run(url, in, out string, records int, failRate float64, duration time.Duration, status string) (err error) {
 	if url == "" {
 		srv, err := embedded()
 		if err != nil {
@@ -102,20 +108,31 @@ func run(url, in, out string, records int, failRate float64, duration time.Durat
 	if err != nil {
 		return err
 	}
+	stopStatus, err := cli.ServeStatus(status, topo, running)
+	if err != nil {
+		return errors.Join(err, running.Stop(context.Background()))
+	}
+	defer func() { err = errors.Join(err, stopStatus()) }()
 	deadline := time.After(duration)
-	for stored(ctx, j, out)-base < uint64(records) {
+	var ended error // why the topology ended by itself (supervision gave up), if it did
+	stopped := false
+	for !stopped && stored(ctx, j, out)-base < uint64(records) {
 		select {
 		case <-deadline:
+			stopped = true
+		case <-running.Done():
+			ended, stopped = running.Wait(), true
 		case <-time.After(50 * time.Millisecond):
-			continue
 		}
-		break
 	}
-	if err := running.Stop(ctx); err != nil {
-		return fmt.Errorf("stopping: %w", err)
+	if ended == nil {
+		if err := running.Stop(ctx); err != nil {
+			ended = fmt.Errorf("stopping: %w", err)
+		}
 	}
 	elapsed := time.Since(began)
-	return summary(ctx, j, in, out, first, records, base, processed.Load(), elapsed)
+	// After the summary: what the run did is worth seeing either way.
+	return errors.Join(summary(ctx, j, in, out, first, records, base, processed.Load(), elapsed), ended)
 }
 
 // embedded starts a nats-server with JetStream in a temporary directory.
@@ -229,7 +246,7 @@ func summary(ctx context.Context, j js.JetStream, in, out string, first uint64, 
 	fmt.Printf("summary: produced=%d processed=%d committed=%d stored=%d duplicates=%d pending=%d lost=%d rate=%.0f/s\n",
 		records, processed, committed, storedNow, processed-storedNow, pending, lost, float64(storedNow)/elapsed.Seconds())
 	if lost != 0 {
-		os.Exit(1)
+		return fmt.Errorf("%d records lost", lost)
 	}
 	return nil
 }

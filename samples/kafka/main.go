@@ -14,7 +14,9 @@
 //
 // where processed counts the distinct input records found in "out",
 // committed the offsets the group committed on "in", and lost the records
-// produced and never found in "out": it must be 0.
+// produced and never found in "out": it must be 0. The summary comes however
+// the run ends, a failed topology included (it then exits 1 after the
+// summary). -status 127.0.0.1:8080 serves the status page while it runs.
 package main
 
 import (
@@ -36,6 +38,7 @@ import (
 
 	"github.com/goshelter/goshelter/connectors/kafka"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/samples/internal/cli"
 	"github.com/goshelter/goshelter/supervision"
 )
 
@@ -52,13 +55,15 @@ func main() {
 	records := flag.Int("records", 20000, "records to produce to \"in\"")
 	duration := flag.Duration("duration", 5*time.Second, "stop after this long at most")
 	failRate := flag.Float64("fail-rate", 0.05, "fraction of first attempts the work bolt fails")
+	status := cli.StatusFlag()
+	cli.Usage("kafka", "a topology from one Kafka topic to another")
 	flag.Parse()
-	if err := run(*brokers, *records, *duration, *failRate); err != nil {
+	if err := run(*brokers, *records, *duration, *failRate, *status); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(brokers string, records int, duration time.Duration, failRate float64) error {
+func run(brokers string, records int, duration time.Duration, failRate float64, status string) (err error) {
 	seeds := []string{brokers}
 	if brokers == "" {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "in", "out"))
@@ -106,27 +111,40 @@ func run(brokers string, records int, duration time.Duration, failRate float64) 
 	if err != nil {
 		return err
 	}
+	stopStatus, err := cli.ServeStatus(status, topo, running)
+	if err != nil {
+		return errors.Join(err, running.Stop(context.Background()))
+	}
+	defer func() { err = errors.Join(err, stopStatus()) }()
 	seen := map[string]int{}
 	total := 0
 	deadline := time.Now().Add(duration)
-	for len(seen) < records && time.Now().Before(deadline) {
+	for len(seen) < records && time.Now().Before(deadline) && !isDone(running) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++; total++ })
 		cancel()
 	}
 	elapsed := time.Since(start)
-	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := running.Stop(stopCtx); err != nil {
-		return err
+	var ended error // why the topology ended by itself (supervision gave up), if it did
+	if isDone(running) {
+		ended = running.Wait()
+	} else {
+		ended = cli.Stop(running, 30*time.Second)
 	}
 	committed, err := committedSum(cl)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(os.Stdout, "summary: produced=%d processed=%d committed=%d lost=%d duplicates=%d retried=%d rate=%.0f/s\n",
 		records, len(seen), committed, records-len(seen), total-len(seen), retried.Load(), float64(len(seen))/elapsed.Seconds())
-	return nil
+	return errors.Join(ended, err) // after the summary: what the run did is worth seeing either way
+}
+
+// isDone reports whether the topology has ended.
+func isDone(r *supervision.Running) bool {
+	select {
+	case <-r.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 func produce(cl *kgo.Client, n int) error {
