@@ -96,14 +96,24 @@ func (t *tally) top(n int) []Count {
 type counter struct {
 	counts map[string]int
 	f      *figures
+	info   dsl.TaskInfo
+	n      int // words this task counted
 }
 
-func (c counter) Execute(w Word, out dsl.Emitter) error {
+func (c *counter) Execute(w Word, out dsl.Emitter) error {
 	c.counts[w.Text]++
 	c.f.counted.Add(1)
+	if c.n++; c.n%metricEvery == 1 {
+		// The status page shows it in the task's Metrics column.
+		c.info.Metric("words.distinct", len(c.counts))
+	}
 	out.Emit(Count{w.Text, c.counts[w.Text]})
 	return nil
 }
+
+// metricEvery is how many words a count task counts between two reports of
+// its distinct words: a report takes a lock, a word should not.
+const metricEvery = 1024
 
 // topology builds the word count topology; results go to t and f.
 func topology(t *tally, f *figures) (*dsl.Topology, error) {
@@ -124,8 +134,8 @@ func topology(t *tally, f *figures) (*dsl.Topology, error) {
 		}
 		return nil
 	}), dsl.Parallelism(4))
-	count := b.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
-		return counter{counts: map[string]int{}, f: f}
+	count := b.Bolt("count", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Word] {
+		return &counter{counts: map[string]int{}, f: f, info: info}
 	}), dsl.Parallelism(4))
 	logger := b.Bolt("log", dsl.AutoAck(func(c Count, _ dsl.Emitter) error {
 		t.record(c)
