@@ -55,7 +55,8 @@ func ServeStatus(addr string, topo *dsl.Topology, r *supervision.Running) (stop 
 // Await returns when a run should end: once d has passed, when ctx ends (an
 // interrupt), when done receives or closes (nil: never), or when the topology
 // ends by itself. In that last case it returns why (Running.Wait: a failure
-// under WithoutRestarts, supervision giving up), and nil otherwise: the
+// under WithoutRestarts, supervision giving up), and nil otherwise (an
+// interrupt that stopped the topology through Run's ctx included): the
 // sample then stops the topology, prints its summary, and returns the error
 // only after it.
 func Await(ctx context.Context, r *supervision.Running, d time.Duration, done <-chan struct{}) error {
@@ -66,7 +67,11 @@ func Await(ctx context.Context, r *supervision.Running, d time.Duration, done <-
 	case <-ctx.Done():
 	case <-done:
 	case <-r.Done():
-		return r.Wait()
+		err := r.Wait()
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return nil // the interrupt stopped it: the person asked for it
+		}
+		return err
 	}
 	return nil
 }
