@@ -20,6 +20,14 @@
 //
 //	go run ./samples/multilang -duration 8s -bolt-cmd "python3 lossy_split.py" -dir samples/multilang/testdata
 //
+// The summary also comes when the topology fails: it runs without restarts,
+// so a shell bolt that crashes (testdata/crashing_split.py exits after 200
+// inputs) ends it; the sample prints the summary, then the failure, and exits 1:
+//
+//	go run ./samples/multilang -bolt-cmd "python3 crashing_split.py" -dir samples/multilang/testdata
+//
+// -status 127.0.0.1:8080 serves the status page while it runs.
+//
 // The summary counts the sentences the Go spout handed out (replays
 // included) and, of them, those acked (fully processed), failed (nacked
 // before the stop: a bolt failed them or they timed out) and pending (not
