@@ -32,8 +32,14 @@ func recKey(r kafka.Record) string { return fmt.Sprintf("%d/%d", r.Partition, r.
 // reads). fail, if not nil, may fail a record before it is counted.
 func countRecords(name string, spout *dsl.SpoutSpec, fail func(kafka.Record) error) *dsl.Topology {
 	GinkgoHelper()
+	return countRecordsEvery(20*time.Millisecond, name, spout, fail)
+}
+
+// countRecordsEvery is countRecords with a checkpoint every interval.
+func countRecordsEvery(interval time.Duration, name string, spout *dsl.SpoutSpec, fail func(kafka.Record) error) *dsl.Topology {
+	GinkgoHelper()
 	b := dsl.New(name, dsl.Conf{dsl.SpoutWait: 2 * time.Millisecond, dsl.MaxSpoutPending: 1000,
-		dsl.MessageTimeout: 30 * time.Second, dsl.CheckpointInterval: 20 * time.Millisecond})
+		dsl.MessageTimeout: 30 * time.Second, dsl.CheckpointInterval: interval})
 	in := b.Spout("in", spout, dsl.Parallelism(2))
 	count := b.Bolt("count", dsl.Stateful(func(r kafka.Record, st *dsl.State[string, int], _ dsl.Emitter) error {
 		if fail != nil {
@@ -149,8 +155,10 @@ var _ = Describe("Kafka spout in a topology with state", Label("connectors", "st
 		b := newBroker(kfake.SeedTopics(parts, topic))
 		b.produce(topic, parts, per/2)
 		store := state.NewMemory()
-		r := runOn(countRecords("joiner", kafka.Spout(b.seeds, group, []string{topic}, fast(),
-			kafka.WithCommitPeriod(10*time.Millisecond)), nil), store)
+		// Checkpoints far apart and a paced count: when the joiner comes,
+		// many records are emitted and wait for their checkpoint's acks.
+		r := runOn(countRecordsEvery(250*time.Millisecond, "joiner", kafka.Spout(b.seeds, group, []string{topic}, fast(),
+			kafka.WithCommitPeriod(10*time.Millisecond)), func(kafka.Record) error { time.Sleep(200 * time.Microsecond); return nil }), store)
 		defer stop(r)
 		Eventually(func() int { return len(counts(store)) }, scaled(30*time.Second)).Should(BeNumerically(">", parts*per/8))
 		// A plain member joins the group, reads for a while and leaves.
@@ -168,10 +176,11 @@ var _ = Describe("Kafka spout in a topology with state", Label("connectors", "st
 		countedAll("second consumer joined", store, parts, per)
 	})
 
-	It("counts each record once across a rollback, rewinding every task to the checkpoint", func() {
+	It("counts each record once across a rollback, rewinding every task to the checkpoint, whatever the group committed", func() {
 		const parts, per = 4, 250
 		b := newBroker(kfake.SeedTopics(parts, topic))
 		b.produce(topic, parts, per)
+		refuseCommits(b) // the group's offsets are not the checkpoint's
 		store := state.NewMemory()
 		var failed atomic.Bool
 		r := runOn(countRecords("rollback", kafka.Spout(b.seeds, group, []string{topic}, fast()), func(r kafka.Record) error {
