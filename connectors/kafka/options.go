@@ -136,7 +136,10 @@ func WithMaxPollRecords(n int) Option { return func(c *config) { c.maxPoll = n }
 // the n-th (n >= 2) period * 2^(n-1), never more than maxDelay; after
 // maxRetries retries the record is given up: committed past, logged at error
 // level, counted in the task's metric "kafka-gave-up" and passed to the
-// [WithGiveUp] function. Defaults: 0, 2 ms, 10 s and no limit (Storm's).
+// [WithGiveUp] function. Defaults: 0, 2 ms, 10 s and no limit (Storm's). In
+// a topology with state each failure rolls the topology back, and the retry
+// comes after the rewind, once its back-off is over; a record given up is
+// skipped (see "Exactly once" in the package doc).
 func WithRetry(initial, period, maxDelay time.Duration, maxRetries int) Option {
 	return func(c *config) {
 		c.retry = backoff{initial: initial, period: period, max: maxDelay, retries: maxRetries}

@@ -18,7 +18,8 @@ import (
 )
 
 // Spout defines a spout that consumes topics as a member of a consumer group
-// and emits each record as a [Record]. See [SpoutOf].
+// (or, in a topology with state, by offset as part of the checkpoints) and
+// emits each record as a [Record]. See [SpoutOf].
 func Spout(seeds []string, group string, topics []string, opts ...Option) *dsl.SpoutSpec {
 	return SpoutOf(func(r Record) Record { return r }, seeds, group, topics, opts...)
 }
@@ -27,8 +28,12 @@ func Spout(seeds []string, group string, topics []string, opts ...Option) *dsl.S
 // group, from the brokers at seeds, and emits translate(record) for each
 // record (Storm's RecordTranslator). Each task of the spout is a member of the
 // group with a client of its own, so the group spreads the partitions over
-// the tasks. translate runs on the task's goroutine and must not block; a
-// panic in it fails the task.
+// the tasks; in a topology with state the tasks read the partitions
+// goshelter assigns them, by offset, as part of the checkpoints (see "Exactly
+// once" in the package doc). translate runs on the task's goroutine and must
+// not block; a panic in it fails that record, which is retried as a record a
+// bolt failed (logged at error level, never left open), or dropped under
+// [AtMostOnce] and [NoGuarantee].
 //
 // While records flow, a task whose client ran out of fetched records waits
 // for the next fetch, up to the topology's spout wait and at most 200 ms
