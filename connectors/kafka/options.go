@@ -119,7 +119,8 @@ func WithFirstPoll(f FirstPoll) Option { return func(c *config) { c.firstPoll = 
 // between the last committed offset and the last polled one (Storm's
 // maxUncommittedOffsets, default 10,000,000): at the bound the partition is
 // paused, and it resumes once a commit brings it below. Retries of failed
-// records are not held back by it.
+// records are not held back by it. The positioned mode (a topology with
+// state) ignores it: the topology's max spout pending bounds its open records.
 func WithMaxUncommitted(n int) Option { return func(c *config) { c.maxUncommitted = n } }
 
 // WithCommitPeriod sets how often the spout commits offsets (Storm's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
@@ -49,6 +50,10 @@ type shared struct {
 	// earliest offset.
 	discovered map[int]bool
 	gaveUp     map[int]int64 // records given up, by task index
+
+	// failing is len(failures), read without mu: the check of every record
+	// emitted costs an atomic load while no record has failed.
+	failing atomic.Int64
 }
 
 func newShared() *shared {
@@ -80,6 +85,7 @@ func (sh *shared) fail(k recordKey, now time.Time, b backoff) bool {
 	if f == nil {
 		f = &failure{}
 		sh.failures[k] = f
+		sh.failing.Add(1)
 	}
 	f.fails++
 	f.last = now
@@ -91,6 +97,9 @@ func (sh *shared) fail(k recordKey, now time.Time, b backoff) bool {
 // true the first time), hold it until due (a retry waiting for its
 // back-off), or emit it (due zero).
 func (sh *shared) verdict(k recordKey, now time.Time, b backoff) (skip, report bool, due time.Time) {
+	if sh.failing.Load() == 0 {
+		return false, false, time.Time{}
+	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	f := sh.failures[k]
@@ -115,6 +124,7 @@ func (sh *shared) prune(p key, below int64) {
 	for k := range sh.failures {
 		if k.topic == p.topic && k.id == p.id && k.offset < below {
 			delete(sh.failures, k)
+			sh.failing.Add(-1)
 		}
 	}
 }
