@@ -359,6 +359,8 @@ func (s *spout[T]) firstPoll(ctx context.Context, fp FirstPoll, need []key, out 
 			return fmt.Errorf("kafka: listing the %s offset of %s[%d]: no answer", what, k.topic, k.id)
 		case l.Err != nil:
 			return fmt.Errorf("kafka: listing the %s offset of %s[%d]: %w", what, k.topic, k.id, l.Err)
+		case l.Offset < 0:
+			return fmt.Errorf("kafka: listing the %s offset of %s[%d]: the broker has none (%d)", what, k.topic, k.id, l.Offset)
 		}
 		out[k] = l.Offset
 	}
