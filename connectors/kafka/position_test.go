@@ -61,3 +61,26 @@ func TestOwnerSpreadsEachTopicAndNeverMovesAPartition(t *testing.T) {
 		t.Error("owner is not a function of rank, partition and tasks")
 	}
 }
+
+func TestConfigRefusesABadShareOrDiscoveryPeriod(t *testing.T) {
+	for name, tc := range map[string]struct {
+		opt  Option
+		want string
+	}{
+		"discovery 0":        {WithPartitionDiscovery(0), "partition discovery period 0s"},
+		"share index = n":    {WithProcessShare(2, 2), "process share 2 of 2"},
+		"share index < 0":    {WithProcessShare(-1, 2), "process share -1 of 2"},
+		"share of nobody":    {WithProcessShare(0, 0), "process share 0 of 0"},
+		"share 1 of 2 is ok": {WithProcessShare(1, 2), ""},
+	} {
+		cfg := defaults()
+		tc.opt(&cfg)
+		err := cfg.validate("spout")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one that says %q", name, err, tc.want)
+		}
+	}
+}
