@@ -362,4 +362,48 @@ var _ = Describe("Kafka spout whose translate function panics", Label("connector
 		_, total := seen.counts()
 		Expect(total).To(Equal(parts * per))
 	})
+
+	It("leaves the group when another task fails and the topology restarts, and after Stop", func() {
+		const per = 100
+		b := newBroker(kfake.SeedTopics(1, topic))
+		b.produce(topic, 1, per)
+		seen := newLedger()
+		var failed atomic.Bool
+		tb := dsl.New("failing", conf())
+		s := tb.Spout("kafka", kafka.Spout(b.seeds, group, []string{topic}, fast(), kafka.WithCommitPeriod(5*time.Millisecond)))
+		// The bolt holds record 10 open and fails its own task there: the
+		// spout's incarnation ends with records open.
+		w := tb.Bolt("work", dsl.Manual(func(info dsl.TaskInfo) dsl.ManualHandler[kafka.Record] {
+			return manualFunc(func(r kafka.Record, in dsl.Tuple, c dsl.Collector) error {
+				if r.Offset == 10 && failed.CompareAndSwap(false, true) {
+					info.Fail(errUnlucky)
+					return nil
+				}
+				seen.add(r)
+				c.Ack(in)
+				return nil
+			})
+		}))
+		tb.Anchored(s, w, dsl.Shuffle[kafka.Record]())
+		topo, err := tb.Build()
+		Expect(err).NotTo(HaveOccurred())
+		r, err := supervision.Run(context.Background(), topo, supervision.WithLogger(zap.NewNop()),
+			supervision.WithDrainTimeout(scaled(2*time.Second)), supervision.WithRestarts(supervision.Restarts{Base: time.Millisecond}))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(seen.distinct, scaled(30*time.Second)).Should(Equal(per))
+		Expect(failed.Load()).To(BeTrue())
+		members := func() int {
+			described, err := b.adm.DescribeGroups(context.Background(), group)
+			Expect(err).NotTo(HaveOccurred())
+			return len(described[group].Members)
+		}
+		Eventually(members, scaled(10*time.Second), 10*time.Millisecond).Should(Equal(1), "the failed incarnation's member stayed")
+		stop(r)
+		Expect(members()).To(BeZero(), "a member is left in the group after Stop")
+	})
 })
+
+// manualFunc adapts a function to dsl.ManualHandler.
+type manualFunc func(kafka.Record, dsl.Tuple, dsl.Collector) error
+
+func (f manualFunc) Execute(r kafka.Record, in dsl.Tuple, c dsl.Collector) error { return f(r, in, c) }
