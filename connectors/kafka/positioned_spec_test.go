@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -257,12 +258,20 @@ var _ = Describe("Kafka spout in a topology with state", Label("connectors", "st
 		const per = 50
 		b := newBroker(kfake.SeedTopics(2, topic))
 		b.produce(topic, 2, per)
+		// The first partitions start at the group's offsets, 0; a partition
+		// found later would start at its end under UNCOMMITTED_LATEST, and
+		// skip what was produced to it before it was found.
+		os := kadm.Offsets{}
+		os.Add(kadm.Offset{Topic: topic, Partition: 0, At: 0, LeaderEpoch: -1})
+		os.Add(kadm.Offset{Topic: topic, Partition: 1, At: 0, LeaderEpoch: -1})
+		_, err := b.adm.CommitOffsets(context.Background(), group, os)
+		Expect(err).NotTo(HaveOccurred())
 		store := state.NewMemory()
 		r := runOn(countRecords("discovery", kafka.Spout(b.seeds, group, []string{topic}, fast(),
-			kafka.WithPartitionDiscovery(300*time.Millisecond)), nil), store)
+			kafka.WithFirstPoll(kafka.UncommittedLatest), kafka.WithPartitionDiscovery(300*time.Millisecond)), nil), store)
 		defer stop(r)
 		countedAll("before", store, 2, per)
-		_, err := b.adm.CreatePartitions(context.Background(), 2, topic)
+		_, err = b.adm.CreatePartitions(context.Background(), 2, topic)
 		Expect(err).NotTo(HaveOccurred())
 		// A new producer, whose first metadata has the new partitions.
 		b.cl.Close()
