@@ -1,6 +1,7 @@
 // Package kafka connects goshelter topologies to Kafka: a spout that consumes
-// topics as a consumer group with Storm's KafkaSpout semantics, and a sink
-// bolt that acks its input only when the broker stored the record.
+// topics as a consumer group with Storm's KafkaSpout semantics, or, in a
+// topology with state, by offset as part of the checkpoints (exactly once),
+// and a sink bolt that acks its input only when the broker stored the record.
 //
 // It is built on github.com/twmb/franz-go and lives in a module of its own,
 // so applications that use only goshelter's core never have a Kafka client
@@ -9,7 +10,8 @@
 // # Spout
 //
 // [Spout] (or [SpoutOf], with a translator to the application's stream type)
-// runs one group member per task. Under [AtLeastOnce], the default, each
+// runs one group member per task in a topology without state (see "Exactly
+// once" for one with state). Under [AtLeastOnce], the default, each
 // partition is committed every commit period only up to its first record not
 // yet acked, so a crash repeats records and never skips one; a failed record
 // is retried with exponential back-off and, after the maximum of retries,
@@ -25,6 +27,63 @@
 // and forgets their records: their acks that arrive later are ignored, and
 // the partitions' new owner resumes from that commit. Partitions that are
 // lost (the member was expelled) are forgotten without a commit.
+//
+// # Exactly once
+//
+// In a topology with state (see docs/STATE.md) a reliable [Spout] runs in the
+// positioned mode instead, without being asked: its tasks are then part of
+// the checkpoints, so every stateful bolt counts each record exactly once
+// after any crash, restart or rollback. It is the default there because the
+// group mode cannot give that: a record counted by a committed checkpoint
+// and not yet committed to the group (its acks come after the checkpoint) is
+// read again after a crash, or by the member a rebalance hands its partition
+// to; a silent fall-back to at-least-once would double counts. A spout
+// declared with dsl.OutsideCheckpoint() keeps the group mode (at-least-once
+// for the states), and so do [AtMostOnce] and [NoGuarantee].
+//
+// In the positioned mode:
+//
+//   - goshelter assigns the partitions, not a group rebalance, so no other
+//     member can take one mid-checkpoint: the subscribed topics are sorted, and
+//     partition j of the topic ranked r goes to task (r+j) mod parallelism (for
+//     one topic, partition j to task j mod parallelism). Each task reads its
+//     partitions by offset and is no member of the group.
+//   - A task's position is the next offset of each of its partitions after
+//     the last record it emitted, stored with each checkpoint; a restart (in
+//     the process, or a new process on the same store) seeks there. A
+//     partition with no position starts by [WithFirstPoll], where the
+//     committed offset is the group's, read without joining it.
+//   - Partitions created while the topology runs are found every
+//     [WithPartitionDiscovery] period (10 s by default) and read from their
+//     earliest offset: records may have been produced to them before they
+//     were found, and a "latest" start would skip those.
+//   - The group's committed offsets follow the committed checkpoints, every
+//     commit period (a record is acked only once a committed checkpoint
+//     covers it), for lag monitoring only: they are committed as an admin
+//     tool does, and refused while the group has members of its own.
+//   - A failed record rolls the topology back to its last checkpoint (see
+//     docs/STATE.md). Its failures are counted across the rollbacks, in
+//     memory the spout definition keeps for the life of the process; after
+//     the rewind it is emitted again once its [WithRetry] back-off is over
+//     and, after the maximum of retries, skipped (the position moves past it)
+//     and reported as in the group mode. The counts do not survive the
+//     process: a new process tries such a record again from zero.
+//   - The records of the topics' partitions are read as they are; options
+//     passed with [WithClientOptions] that assign partitions or join a group
+//     break the mode. An offset deleted by retention while no process ran
+//     restarts at the first record still there.
+//
+// # Several processes
+//
+// Without [WithProcessShare] a positioned spout reads every partition of its
+// topics: a second process running the same topology would read them too, and
+// its own store would count them again. Processes that split the topics run
+// the same definition with the same parallelism P and WithProcessShare(i, n),
+// i from 0 to n-1, each on a store of its own: process i's task k is task
+// i*P+k of n*P, and reads the partitions that fall to that task as above.
+// Changing n or P moves partitions between tasks (whose positions are kept
+// by task) and so breaks exactly-once for them: keep both for the life of
+// the stores.
 //
 // # Sink
 //
