@@ -93,7 +93,7 @@ type checkpointer struct {
 	bolts    []int // bolt tasks with senders: told of each commit
 	next     uint64
 	last     uint64         // the last checkpoint committed (or read at the start): the store must still be there
-	meta     []state.Change // the parallelism of each component with a space
+	meta     []state.Change // the topology's name and layout (parallelism, what each component stores)
 
 	draining  chan struct{} // closed when the stop's drain begins
 	drainOnce sync.Once
@@ -123,7 +123,11 @@ func newCheckpointer(ctx context.Context, t *Topology, store state.Store) (*chec
 	if err != nil {
 		return nil, fmt.Errorf("reading the layout of topology %q: %w", top.Name, err)
 	}
-	var problems []error
+	if err := foreignStore(top, stored, last); err != nil {
+		return nil, err
+	}
+	problems := componentProblems(top, stored)
+	c.meta = identity(top)
 	for _, comp := range top.Components {
 		key := parallelismKey(comp)
 		if v, ok := stored[string(key)]; ok {

@@ -136,4 +136,71 @@ var _ = Describe("State integrity", Label("state", "edges"), func() {
 		Expect(err).To(MatchError(ContainSubstring("the store's last checkpoint is 0, but this process committed 1 to it")))
 		Expect(r.Stats().Restarts).To(BeEquivalentTo(1), "the restart's start found it and gave up")
 	})
+
+	It("refuses to start on a store another topology wrote, naming both", func() {
+		lines, _ := stateLines(50)
+		store := state.NewMemory()
+		r := sheltertest.Start(GinkgoTB(), statefulCount("first-owner", sheltertest.NewLog(lines...), nil, nil), supervision.WithStore(store))
+		Stop(r) // its stop commits a checkpoint
+		Expect(store.Committed(context.Background())).To(BeNumerically(">", 0))
+
+		// Same shape, another program: on main it restored the first one's
+		// counts and positions.
+		_, err := supervision.Run(context.Background(), statefulCount("second-owner", sheltertest.NewLog(lines...), nil, nil),
+			supervision.WithStore(store), supervision.WithLogger(ginkgoLogger()))
+		Expect(err).To(MatchError(MatchRegexp(`topology "second-owner": the store holds checkpoints \(up to \d+\) of topology "first-owner"`)))
+	})
+
+	It("refuses to restore a state whose types changed, naming the component and both types", func() {
+		store := state.NewMemory()
+		b := dsl.New("retyped", nil)
+		b.Streams(Line{})
+		src := b.Spout("lines", sheltertest.NewLog(Line{Text: "7"}).Spout())
+		b.Anchored(src, b.Bolt("count", dsl.Stateful(func(in Line, st *dsl.State[string, string], _ dsl.Emitter) error {
+			st.Put(in.Text, in.Text)
+			return nil
+		})), dsl.Shuffle[Line]())
+		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithStore(store))
+		Stop(r) // its stop commits "7" -> "7"
+		Expect(store.Committed(context.Background())).To(BeNumerically(">", 0))
+
+		// The same program, its state now read as int: on main "7" came back as -28.
+		b = dsl.New("retyped", nil)
+		b.Streams(Line{})
+		src = b.Spout("lines", sheltertest.NewLog[Line]().Spout())
+		b.Anchored(src, b.Bolt("count", dsl.Stateful(func(Line, *dsl.State[string, int], dsl.Emitter) error { return nil })), dsl.Shuffle[Line]())
+		_, err := supervision.Run(context.Background(), Build(b), supervision.WithStore(store), supervision.WithLogger(ginkgoLogger()))
+		Expect(err).To(MatchError(ContainSubstring(`component "count" was checkpointed as stateful bolt, state key string, value string, and is now stateful bolt, state key string, value int`)))
+	})
+
+	It("Build refuses state types that cannot come back from the store, naming the component and the type", Label("validation"), func() {
+		b := dsl.New("unstorable", nil)
+		b.Streams(Line{}, Word{})
+		src := b.Spout("lines", sheltertest.NewLog[Line]().Spout())
+		hidden := b.Bolt("hidden", dsl.Stateful(func(Line, *dsl.State[hiddenKey, int], dsl.Emitter) error { return nil }))
+		loose := b.Bolt("loose", dsl.Stateful(func(Line, *dsl.State[string, looseValue], dsl.Emitter) error { return nil }))
+		b.Anchored(src, hidden, dsl.Shuffle[Line]())
+		b.Anchored(src, loose, dsl.Shuffle[Line]())
+		_, err := b.Build()
+		var v *dsl.ValidationError
+		Expect(errors.As(err, &v)).To(BeTrue(), "%v", err)
+		Expect(v.Problems).To(ContainElements(
+			ContainSubstring(`stateful bolt "hidden": its state's key type specs_test.hiddenKey cannot be checkpointed faithfully: specs_test.hiddenKey.user: unexported field of type string`),
+			ContainSubstring(`stateful bolt "loose": its state's value type specs_test.looseValue cannot be checkpointed faithfully: specs_test.looseValue.Extra: an interface`),
+			ContainSubstring(`stateful bolt "loose": its state's value type specs_test.looseValue cannot be checkpointed faithfully: specs_test.looseValue.Done: a chan cannot be stored`),
+			ContainSubstring(`stateful bolt "loose": its state's value type specs_test.looseValue cannot be checkpointed faithfully: specs_test.looseValue.Inner.n: unexported field of type int`),
+		))
+	})
 })
+
+// hiddenKey's field is unexported: on main every key was stored as {}, and
+// a restore merged them all into one.
+type hiddenKey struct{ user string }
+
+// looseValue holds what JSON cannot give back.
+type looseValue struct {
+	N     int
+	Extra any
+	Done  chan struct{}
+	Inner struct{ n int }
+}
