@@ -16,7 +16,8 @@ import (
 // and the schema it is stored in). A start on a store written by another
 // topology, or by this one with a component gone or its state's types
 // changed, is refused: restoring would hand one topology's state and
-// positions to another, or decode a state with the wrong types. A component
+// positions to another, or decode a state with the wrong types. A spout is
+// recorded when it is in the cut (reliable, not dsl.OutsideCheckpoint). A component
 // the store does not know yet is fine (it starts empty), and so is a store
 // written before these records existed.
 
@@ -39,7 +40,7 @@ func foreignStore(top *dsl.Topology, stored map[string][]byte, last uint64) erro
 // it keeps nothing there.
 func componentRecord(c *dsl.Component) string {
 	switch {
-	case c.Spout != nil:
+	case c.Spout != nil && c.Spout.Reliable && !c.OutsideCheckpoint:
 		return "spout"
 	case c.Stateful():
 		return "stateful bolt, state " + c.Bolt.StateSchema
@@ -66,7 +67,7 @@ func componentProblems(top *dsl.Topology, stored map[string][]byte) []error {
 		switch now := ""; {
 		case c == nil || componentRecord(c) == "":
 			if c != nil {
-				now = fmt.Sprintf(", now a %s bolt", c.Bolt.Kind)
+				now = ", now " + keepsNothing(c)
 			}
 			problems = append(problems, fmt.Errorf("component %q (%s) keeps state or positions in the store, and topology %q has no such component%s: they would be lost; keep it, or start on a new store",
 				id, was, top.Name, now))
@@ -87,4 +88,15 @@ func identity(top *dsl.Topology) []state.Change {
 		}
 	}
 	return changes
+}
+
+// keepsNothing describes a component that keeps nothing in the store.
+func keepsNothing(c *dsl.Component) string {
+	switch {
+	case c.Spout == nil:
+		return fmt.Sprintf("a %s bolt", c.Bolt.Kind)
+	case c.OutsideCheckpoint:
+		return "a spout outside the checkpoints (dsl.OutsideCheckpoint)"
+	}
+	return "an unreliable spout"
 }
