@@ -86,6 +86,7 @@ type config struct {
 	giveUp         func(Record)
 	client         []kgo.Opt
 	closeTimeout   time.Duration
+	sink           sinkConfig // the sink's own options
 }
 
 // Storm's KafkaSpoutConfig defaults.
