@@ -55,6 +55,8 @@ func (b *boltTask) Receive(ctx actor.Context) {
 		b.ckpt.data(b, m)
 	case committed:
 		b.ckpt.commit(b, m.id)
+	case passCut:
+		b.ckpt.settledCut(b, m.id)
 	case idle:
 		b.flush()
 	case invoke:
@@ -226,6 +228,9 @@ func (b *boltTask) execute(t *dsl.Tuple, received time.Time) {
 	}
 	b.input = t
 	b.lat.begin(t.ID.Edge, received)
+	if b.ckpt != nil {
+		b.ckpt.executing(t)
+	}
 	var err error
 	if b.auto != nil {
 		var ack bool
@@ -342,9 +347,12 @@ func (b *boltTask) ack(in *dsl.Tuple) {
 	if p := b.inc.hops; p != nil {
 		p.Mark(in.ID.Root, hops.Executed)
 	}
-	if b.ckpt != nil && b.ckpt.holds {
-		b.ckpt.hold(in.ID) // acked when the checkpoint that covers it commits
-		return
+	if b.ckpt != nil {
+		b.ckpt.settled(b)
+		if b.ckpt.holds {
+			b.ckpt.hold(in.ID) // acked when the checkpoint that covers it commits
+			return
+		}
 	}
 	b.sendAck(&in.ID)
 }
@@ -367,6 +375,7 @@ func (b *boltTask) Fail(in dsl.Tuple) {
 		return
 	}
 	if b.ckpt != nil {
+		b.ckpt.settled(b)
 		b.ckpt.failed(b, in)
 	}
 	b.out.ack(ackerOp{Kind: opFail, Root: in.ID.Root})

@@ -6,23 +6,42 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/state"
+	"go.uber.org/zap"
 )
 
 // boltCheckpoint is a bolt task's side of checkpoints (checkpoint.go): it
-// aligns barriers from the task's senders, snapshots a stateful task's
-// changes, and holds its acks until their checkpoint commits.
+// aligns barriers from the task's senders, waits until the inputs executed
+// before the cut are settled, snapshots a stateful task's changes or
+// prepares a two-phase handler's output, and holds a stateful task's acks
+// until their checkpoint commits.
 type boltCheckpoint struct {
-	c       *checkpointer
-	state   component.StateTask // nil for a bolt without state
-	holds   bool                // acks wait for commits: the bolt has state
-	space   string
-	senders int      // tasks that send to this one: each sends every barrier
-	to      []int    // tasks this one sends to
-	id      uint64   // the checkpoint being aligned, 0 for none
-	arrived int      // senders whose barrier id came
-	blocked []bool   // by task id: its barrier came, its later data waits
-	waiting []any    // data from blocked senders, in arrival order
-	acks    heldAcks // acks of inputs executed since the last barrier
+	c        *checkpointer
+	state    component.StateTask // nil for a bolt without state
+	twoPhase component.TwoPhase  // nil for a bolt without the two-phase hooks
+	holds    bool                // acks wait for commits: the bolt has state
+	space    string
+	// open counts the tracked inputs executed and not yet acked or failed
+	// (a manual bolt settles them later, a sink on its broker's answer); a
+	// barrier passes only once they are all settled, so the checkpoint never
+	// commits a position past an input whose output may still fail. waits is
+	// false for a window bolt, which holds inputs across barriers by design.
+	open  int
+	waits bool
+	// settling is the checkpoint aligned while inputs were open: it passes
+	// when the last of them settles.
+	settling uint64
+	// poisoned is set when the task failed a tracked input: it passes no more
+	// barriers, so no checkpoint commits what other tasks did with that
+	// input, while the failure reaches the spout (which hears its Nack) and
+	// the topology rolls back.
+	poisoned bool
+	senders  int      // tasks that send to this one: each sends every barrier
+	to       []int    // tasks this one sends to
+	id       uint64   // the checkpoint being aligned, 0 for none
+	arrived  int      // senders whose barrier id came
+	blocked  []bool   // by task id: its barrier came, its later data waits
+	waiting  []any    // data from blocked senders, in arrival order
+	acks     heldAcks // acks of inputs executed since the last barrier
 	// covered holds the acks set aside at each barrier, until that
 	// checkpoint commits.
 	covered []coveredAcks
@@ -63,7 +82,8 @@ func (h *heldAcks) empty() bool { return len(h.blocks) == 0 }
 // a store that cannot be read fails the task.
 func newBoltCheckpoint(b *boltTask, c *checkpointer, info dsl.TaskInfo) *boltCheckpoint {
 	top := b.inc.plan.Topology
-	k := &boltCheckpoint{c: c, blocked: make([]bool, len(b.inc.boxes)), to: receivers(top, b.task.Component)}
+	k := &boltCheckpoint{c: c, blocked: make([]bool, len(b.inc.boxes)), to: receivers(top, b.task.Component),
+		waits: b.task.Component.Bolt.Kind != windowKind}
 	for _, from := range senders(top, b.task.Component) {
 		k.senders += from.Parallelism
 	}
@@ -74,7 +94,48 @@ func newBoltCheckpoint(b *boltTask, c *checkpointer, info dsl.TaskInfo) *boltChe
 			panic(taskFailure{err})
 		}
 	}
+	if tp, ok := b.impl.(component.TwoPhaser); ok && tp.TwoPhase() != nil {
+		k.twoPhase = tp.TwoPhase()
+		k.space = taskSpace("sink", b.task.Component, b.task.Index)
+		if err := c.recoverSink(info.Context(), b, k.twoPhase); err != nil {
+			panic(taskFailure{err})
+		}
+	}
 	return k
+}
+
+// windowKind is dsl's kind of window bolts (dsl.BoltSpec.Kind).
+const windowKind = "window"
+
+// executing counts a tracked input the task is about to execute.
+func (k *boltCheckpoint) executing(in *dsl.Tuple) {
+	if in.ID.Edge != 0 && k.waits {
+		k.open++
+	}
+}
+
+// settled counts out a tracked input the task acked or failed; the last one
+// of a checkpoint that waits for them lets it pass. The pass is posted, not
+// made here: an ack may come from inside the handler's Execute.
+func (k *boltCheckpoint) settled(b *boltTask) {
+	if !k.waits || k.open == 0 {
+		return // an input settled twice, or one executed before a restore
+	}
+	if k.open--; k.open == 0 && k.settling != 0 {
+		b.inc.boxes[b.task.ID].PostUserMessage(passCut{id: k.settling})
+	}
+}
+
+// passCut passes checkpoint id's cut once the inputs before it settled.
+type passCut struct{ id uint64 }
+
+// settledCut passes the checkpoint that waited for inputs to settle.
+func (k *boltCheckpoint) settledCut(b *boltTask, id uint64) {
+	if k.settling != id || k.open > 0 {
+		return
+	}
+	k.settling = 0
+	k.aligned(b, id)
 }
 
 // data takes a message from the data lane: a blocked sender's waits until
@@ -114,7 +175,20 @@ func (k *boltCheckpoint) barrier(b *boltTask, m *cutBarrier) {
 	if k.arrived++; k.arrived < k.senders {
 		return
 	}
-	k.pass(b, m.id)
+	if k.open > 0 {
+		k.settling = m.id // settled passes it
+		return
+	}
+	k.aligned(b, m.id)
+}
+
+// aligned passes checkpoint id, whose barriers all came and whose inputs
+// before the cut are settled, and executes the inputs held meanwhile.
+func (k *boltCheckpoint) aligned(b *boltTask, id uint64) {
+	if k.poisoned {
+		return // the rollback is on its way: nothing after the failure commits
+	}
+	k.pass(b, id)
 	waiting := k.waiting
 	k.waiting, k.arrived, k.id = nil, 0, 0
 	clear(k.blocked)
@@ -129,6 +203,16 @@ func (k *boltCheckpoint) barrier(b *boltTask, m *cutBarrier) {
 func (k *boltCheckpoint) pass(b *boltTask, id uint64) {
 	var changes []state.Change
 	size := 0
+	if k.twoPhase != nil {
+		prepared, err := k.twoPhase.PrepareCheckpoint(id)
+		if err != nil {
+			panic(taskFailure{fmt.Errorf("bolt %q task %d: preparing checkpoint %d: %w",
+				b.task.Component.ID, b.task.ID, id, err)})
+		}
+		changes = append(changes, state.Change{Space: k.space, Key: preparedKey,
+			Value: append([]byte(nil), prepared...), Delete: prepared == nil})
+		size = len(prepared)
+	}
 	if k.state != nil {
 		var err error
 		size, err = k.state.SnapshotState(func(key, value []byte) {
@@ -154,8 +238,16 @@ func (k *boltCheckpoint) pass(b *boltTask, id uint64) {
 // hold sets an input's ack aside until its checkpoint commits.
 func (k *boltCheckpoint) hold(id dsl.TupleID) { k.acks.add(id, &k.spare) }
 
-// commit acks the inputs covered by checkpoints up to id.
+// commit acks the inputs covered by checkpoints up to id, and tells a
+// two-phase handler that id committed.
 func (k *boltCheckpoint) commit(b *boltTask, id uint64) {
+	if k.twoPhase != nil {
+		if err := k.twoPhase.CommitCheckpoint(id); err != nil {
+			// The next incarnation's RecoverCheckpoint finishes it.
+			panic(taskFailure{fmt.Errorf("bolt %q task %d: committing its part of checkpoint %d: %w",
+				b.task.Component.ID, b.task.ID, id, err)})
+		}
+	}
 	n := 0
 	for _, c := range k.covered {
 		if c.id > id {
@@ -176,12 +268,16 @@ func (k *boltCheckpoint) commit(b *boltTask, id uint64) {
 	b.out.flushAcks()
 }
 
-// failed rolls the topology back when a tracked input fails: the cut must not
-// commit what other tasks did with the input while this one failed it, so the
-// task fails (its control lane is served before the barrier that would
-// follow), and the next incarnation replays from the last commit.
+// failed rolls the topology back when a tracked input fails. The cut must not
+// commit what other tasks did with the input while this one failed it, so
+// the task passes no more barriers; the failure travels to the spout through
+// the acker, and the spout, having told its source which message failed
+// (Nack: a source counts a poison message's rollbacks there), rolls the
+// topology back to the last commit.
 func (k *boltCheckpoint) failed(b *boltTask, in dsl.Tuple) {
-	err := fmt.Errorf("bolt %q task %d failed an input of stream %q in a topology with state: rolling back to the last checkpoint",
-		b.task.Component.ID, b.task.ID, streamName(in))
-	b.inc.boxes[b.task.ID].PostUserMessage(failTask{err})
+	if !k.poisoned {
+		k.poisoned = true
+		b.log.Warn("bolt failed an input in a topology with state: no checkpoint commits until the topology rolls back",
+			zap.String("stream", streamName(in)))
+	}
 }

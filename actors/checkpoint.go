@@ -48,7 +48,8 @@ func (*cutBarrier) dataLane() {}
 // startCheckpoint asks a spout task to take its part in checkpoint id.
 type startCheckpoint struct{ id uint64 }
 
-// committed tells a stateful bolt task that checkpoint id is committed.
+// committed tells a bolt task that checkpoint id is committed: a stateful
+// one acks the inputs it covers, a two-phase handler commits its output.
 type committed struct{ id uint64 }
 
 // ckReport is one task's part of a checkpoint.
@@ -64,7 +65,10 @@ type ckReport struct {
 // component id and task index, and one of the topology's own.
 const metaSpace = "meta"
 
-var positionKey = []byte("position")
+var (
+	positionKey = []byte("position")
+	preparedKey = []byte("prepared") // what a two-phase handler prepared
+)
 
 func taskSpace(kind string, c *dsl.Component, index int) string {
 	return fmt.Sprintf("%s/%s/%d", kind, c.ID, index)
@@ -86,7 +90,7 @@ type checkpointer struct {
 	reports  chan ckReport // one per participating task and checkpoint: never full
 	parts    int           // participating tasks: spouts, and bolts with senders
 	spouts   []int
-	stateful []int // bolt tasks with state
+	bolts    []int // bolt tasks with senders: told of each commit
 	next     uint64
 	meta     []state.Change // the parallelism of each component with a space
 
@@ -136,9 +140,7 @@ func newCheckpointer(ctx context.Context, t *Topology, store state.Store) (*chec
 			c.parts++
 		case len(senders(t.inc.plan.Topology, task.Component)) > 0:
 			c.parts++
-			if task.Component.Stateful() {
-				c.stateful = append(c.stateful, task.ID)
-			}
+			c.bolts = append(c.bolts, task.ID)
 		}
 	}
 	c.reports = make(chan ckReport, c.parts)
@@ -200,7 +202,7 @@ func (c *checkpointer) run() {
 			return
 		}
 		c.record(id, began, reports)
-		for _, b := range c.stateful {
+		for _, b := range c.bolts {
 			c.t.inc.boxes[b].PostUserMessage(committed{id})
 		}
 		c.settleDrain()
@@ -323,6 +325,26 @@ func (c *checkpointer) restoreBolt(ctx context.Context, b *boltTask, st componen
 	space := taskSpace("bolt", b.task.Component, b.task.Index)
 	if err := c.store.Scan(ctx, space, st.RestoreState); err != nil {
 		return fmt.Errorf("restoring the state of bolt %q task %d: %w", b.task.Component.ID, b.task.Index, err)
+	}
+	return nil
+}
+
+// recoverSink hands a two-phase handler what it prepared for the last
+// committed checkpoint (nil if none), before its first input.
+func (c *checkpointer) recoverSink(ctx context.Context, b *boltTask, tp component.TwoPhase) error {
+	var prepared []byte
+	space := taskSpace("sink", b.task.Component, b.task.Index)
+	err := c.store.Scan(ctx, space, func(k, v []byte) error {
+		if string(k) == string(preparedKey) {
+			prepared = append([]byte{}, v...)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading what bolt %q task %d prepared for the last checkpoint: %w", b.task.Component.ID, b.task.Index, err)
+	}
+	if err := tp.RecoverCheckpoint(prepared); err != nil {
+		return fmt.Errorf("bolt %q task %d: recovering its part of the last checkpoint: %w", b.task.Component.ID, b.task.Index, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -120,7 +121,10 @@ func (s *spoutTask) publish() {
 
 // abandon nacks every open tree to the source: the incarnation ends and their
 // outcome will never arrive. It runs even after the task failed, so a panic
-// of the source is only logged (callStopping).
+// of the source is only logged (callStopping). The task's Context has ended
+// by then, which tells a source these Nacks from those of messages that
+// failed or timed out (a source counting a poison message's failures skips
+// them: under state the rewind replays these).
 func (s *spoutTask) abandon() {
 	if s.impl == nil || s.pending == 0 {
 		return
@@ -148,12 +152,34 @@ func (s *spoutTask) start() {
 	}
 	if c := s.inc.ckpt; c != nil {
 		s.to = receivers(s.inc.plan.Topology, s.task.Component)
-		if p, ok := s.impl.(component.PositionedSpout); ok {
+		if p := s.positioned(); p != nil {
 			if err := c.rewindSpout(info.Context(), s, p); err != nil {
 				panic(taskFailure{err})
 			}
+		} else if comp := s.task.Component; comp.Spout.Reliable && !comp.OutsideCheckpoint {
+			// Build refuses this when it can see the source's type; a
+			// constructor declared to return an interface hides it until now.
+			panic(taskFailure{fmt.Errorf("spout %q: %w", comp.ID, errUnpositioned)})
 		}
 	}
+}
+
+// errUnpositioned fails a reliable spout without positions in a topology
+// with state, unless it was taken out of the checkpoints (the same rule as
+// Build's, for sources whose type Build could not see).
+var errUnpositioned = errors.New("the topology has state but the spout's source has no positions (methods Position() []byte and Rewind([]byte) error): after a crash its messages since the last checkpoint would be applied twice; give the source positions, or accept at-least-once for it with dsl.OutsideCheckpoint()")
+
+// positioned returns the task's source positions when the checkpoints keep
+// them: a source with Position and Rewind, not taken out with
+// dsl.OutsideCheckpoint.
+func (s *spoutTask) positioned() component.PositionedSpout {
+	if s.task.Component.OutsideCheckpoint {
+		return nil
+	}
+	if p, ok := s.impl.(component.PositionedSpout); ok && p.Positioned() {
+		return p
+	}
+	return nil
 }
 
 // checkpoint takes the spout's part in a checkpoint: the cut falls between
@@ -161,7 +187,7 @@ func (s *spoutTask) start() {
 func (s *spoutTask) checkpoint(m startCheckpoint) {
 	s.out.flush()
 	var changes []state.Change
-	if p, ok := s.impl.(component.PositionedSpout); ok {
+	if p := s.positioned(); p != nil {
 		if pos, ok := p.SourcePosition(); ok {
 			changes = []state.Change{{Space: taskSpace("spout", s.task.Component, s.task.Index),
 				Key: positionKey, Value: append([]byte{}, pos...)}}

@@ -99,8 +99,9 @@ func (inc *incarnation) taskInfo(t routing.Task) (info dsl.TaskInfo, cancel cont
 		Topology: inc.plan.Topology.Name, Component: c.ID, Task: t.ID, Index: t.Index,
 		Parallelism: c.Parallelism, Settings: c.Settings, Conf: conf, Logger: inc.taskLogger(t),
 		Model: inc.plan.Topology, Metric: inc.stats[t.ID].setMetric, Now: inc.clock.Now,
-		Post: func(fn func(dsl.Collector)) { box.PostUserMessage(invoke{fn}) },
-		Fail: func(err error) { box.PostUserMessage(failTask{err}) },
+		Post:         func(fn func(dsl.Collector)) { box.PostUserMessage(invoke{fn}) },
+		Fail:         func(err error) { box.PostUserMessage(failTask{err}) },
+		Checkpointed: inc.ckpt != nil && !c.OutsideCheckpoint,
 	}
 	return info.WithContext(ctx), cancel
 }

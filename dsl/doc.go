@@ -46,12 +46,37 @@
 // Besides the methods of its interface, a handler or [Source] may have these
 // methods, which the runtime calls when they are there, with exactly these
 // signatures. Each is called on its task's goroutine; each works without the
-// others.
+// others, except where a group says so.
 //
-//	Tick(t dsl.Tick, c dsl.Collector) error // Handler (AutoAckFrom), ManualHandler (Manual)
-//	Activate()                              // Source (ReliableFrom)
-//	Deactivate()                            // Source
-//	DirectTask(tuple T) (task int)          // Source of stream T
+//	Tick(t dsl.Tick, c dsl.Collector) error      // Handler (AutoAckFrom), ManualHandler (Manual)
+//	RecoverCheckpoint(prepared []byte) error     // Handler, ManualHandler: the three together
+//	PrepareCheckpoint(id uint64) ([]byte, error) // Handler, ManualHandler
+//	CommitCheckpoint(id uint64) error            // Handler, ManualHandler
+//	Activate()                                   // Source (ReliableFrom)
+//	Deactivate()                                 // Source
+//	DirectTask(tuple T) (task int)               // Source of stream T
+//	Position() []byte                            // Source: the two together
+//	Rewind(position []byte) error                // Source
+//
+// Position and Rewind put a source in the checkpoints of a topology with
+// state ([Stateful]): Position says where the source's next message comes
+// from, taken between two Next calls at each checkpoint's cut and stored
+// with it; Rewind moves the source back to a stored position before the
+// first Next of a restart, forgetting what it handed out since. In such a
+// topology Build refuses a reliable source without them unless its spout is
+// declared [OutsideCheckpoint]. A Nack that comes after the task's
+// [TaskInfo.Context] ended is a message abandoned with its incarnation, not
+// one that failed: under state, the rewind replays it.
+//
+// The two-phase hooks make a sink exactly-once in a topology with state (see
+// docs/STATE.md): RecoverCheckpoint runs once before the first input with
+// what PrepareCheckpoint returned for the last committed checkpoint (nil if
+// none), to finish it idempotently and discard anything else;
+// PrepareCheckpoint runs at checkpoint id's barrier, once every input before
+// the cut was acked or failed, and its bytes are committed atomically with
+// the checkpoint; CommitCheckpoint runs after checkpoint id committed, and
+// before the next PrepareCheckpoint. An error from any of them fails the
+// task, and the topology rolls back to the last commit.
 //
 // Tick receives the bolt's tick tuples, every [TickFrequency] of the bolt's
 // or the topology's conf (none by default); they are not tracked. Activate is

@@ -3,6 +3,7 @@ package dsl
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,9 @@ type hook struct {
 // handlerHooks are the hooks of [Handler] and [ManualHandler] values.
 var handlerHooks = []hook{
 	{"Tick", reflect.TypeFor[func(Tick, Collector) error](), "tick tuples are delivered only to"},
+	{"RecoverCheckpoint", reflect.TypeFor[func([]byte) error](), "a restart recovers the prepared checkpoint only of"},
+	{"PrepareCheckpoint", reflect.TypeFor[func(uint64) ([]byte, error)](), "a checkpoint's barrier prepares only"},
+	{"CommitCheckpoint", reflect.TypeFor[func(uint64) error](), "a committed checkpoint is reported only to"},
 }
 
 // sourceHooks are the hooks of a [Source] of T.
@@ -49,7 +53,7 @@ type hookCheck struct {
 
 func newHookCheck[R any](what string, hooks []hook) hookCheck {
 	typ := reflect.TypeFor[R]()
-	return hookCheck{what: what, hooks: hooks, problems: hookProblems(what, typ, hooks),
+	return hookCheck{what: what, hooks: hooks, problems: append(hookProblems(what, typ, hooks), setProblems(what, typ, hooks)...),
 		dynamic:     typ.Kind() == reflect.Interface,
 		hasPosition: typ.Implements(reflect.TypeFor[interface{ Position() []byte }]()),
 		hasRewind:   typ.Implements(reflect.TypeFor[interface{ Rewind([]byte) error }]())}
@@ -93,6 +97,35 @@ func hookProblems(what string, typ reflect.Type, hooks []hook) []string {
 		}
 	}
 	return problems
+}
+
+// twoPhaseHooks are the handler hooks that only work together: a sink that
+// prepares output at barriers must commit it and recover it after a crash.
+var twoPhaseHooks = []string{"RecoverCheckpoint", "PrepareCheckpoint", "CommitCheckpoint"}
+
+// setProblems reports a type with some of the two-phase hooks but not all
+// (when hooks include them).
+func setProblems(what string, typ reflect.Type, hooks []hook) []string {
+	var have, lack []string
+	for _, h := range hooks {
+		if !slices.Contains(twoPhaseHooks, h.name) {
+			continue
+		}
+		_, ok := typ.MethodByName(h.name)
+		if !ok && typ.Kind() != reflect.Interface && typ.Kind() != reflect.Pointer {
+			_, ok = reflect.PointerTo(typ).MethodByName(h.name)
+		}
+		if ok {
+			have = append(have, h.name)
+		} else {
+			lack = append(lack, h.name)
+		}
+	}
+	if len(have) == 0 || len(lack) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("its %s type %v has %s but lacks %s: the two-phase hooks %s work only together",
+		what, typ, strings.Join(have, ", "), strings.Join(lack, ", "), strings.Join(twoPhaseHooks, ", "))}
 }
 
 // methodType is m's type without its receiver (an interface's methods have none).

@@ -53,6 +53,9 @@ func TestHookProblems(t *testing.T) {
 			"has a method Tick(dsl.Tick, dsl.Collector), but tick tuples"},
 		{"interface with a wrong Tick", reflect.TypeFor[tickIface](), handlerHooks,
 			"its handler type dsl.tickIface has a method Tick(dsl.Tick) error, but"},
+		{"two-phase hooks", reflect.TypeFor[*twoPhaseSink](), handlerHooks, ""},
+		{"CommitCheckpoint without its error", reflect.TypeFor[*commitNoError](), handlerHooks,
+			"has a method CommitCheckpoint(uint64), but a committed checkpoint is reported only to a method CommitCheckpoint(uint64) error"},
 		{"right DirectTask", reflect.TypeFor[directRight](), sourceHooks[hookNum](), ""},
 		{"DirectTask of another stream", reflect.TypeFor[directRight](), sourceHooks[string](),
 			"has a method DirectTask(dsl.hookNum) int, but the task of a message is asked only of a method DirectTask(string) int"},
@@ -64,9 +67,9 @@ func TestHookProblems(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			what := "handler"
-			if len(c.hooks) > 1 {
-				what = "source"
+			what := "source"
+			if c.hooks[0].name == "Tick" {
+				what = "handler"
 			}
 			got := hookProblems(what, c.typ, c.hooks)
 			switch {
@@ -102,4 +105,37 @@ func TestHookCheckOfAConcreteTypeIsDoneAtDefinition(t *testing.T) {
 		t.Fatalf("check = %+v, want one problem and no check of each value", check)
 	}
 	check.value(tickNoCollector{}) // Build reports it: no panic here
+}
+
+type twoPhaseSink struct{}
+
+func (*twoPhaseSink) RecoverCheckpoint([]byte) error           { return nil }
+func (*twoPhaseSink) PrepareCheckpoint(uint64) ([]byte, error) { return nil, nil }
+func (*twoPhaseSink) CommitCheckpoint(uint64) error            { return nil }
+
+type commitNoError struct{ twoPhaseSinkHalf }
+
+func (*commitNoError) CommitCheckpoint(uint64) {}
+
+type twoPhaseSinkHalf struct{}
+
+func (*twoPhaseSinkHalf) RecoverCheckpoint([]byte) error           { return nil }
+func (*twoPhaseSinkHalf) PrepareCheckpoint(uint64) ([]byte, error) { return nil, nil }
+
+// The two-phase hooks are a set: a handler with some of them is refused,
+// naming what it has and what it lacks.
+func TestTwoPhaseHooksTogether(t *testing.T) {
+	got := setProblems("handler", reflect.TypeFor[*twoPhaseSinkHalf](), handlerHooks)
+	want := "its handler type *dsl.twoPhaseSinkHalf has RecoverCheckpoint, PrepareCheckpoint but lacks CommitCheckpoint"
+	if len(got) != 1 || !strings.Contains(got[0], want) {
+		t.Errorf("problems %q, want one containing %q", got, want)
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[*twoPhaseSink](), reflect.TypeFor[tickRight]()} {
+		if got := setProblems("handler", typ, handlerHooks); len(got) > 0 {
+			t.Errorf("%v: problems %q, want none", typ, got)
+		}
+	}
+	if got := setProblems("source", reflect.TypeFor[*twoPhaseSinkHalf](), sourceHooks[int]()); len(got) > 0 {
+		t.Errorf("source hooks: problems %q, want none (the set is a handler's)", got)
+	}
 }

@@ -36,6 +36,7 @@ func (v *validator) state() {
 		}
 		if c.Spout != nil {
 			v.positionHooks(c)
+			v.unpositioned(c)
 			v.pendingPerCheckpoint(c)
 		}
 	}
@@ -71,6 +72,20 @@ func (v *validator) pendingPerCheckpoint(c *Component) {
 	}
 	v.t.Warnings = append(v.t.Warnings, fmt.Sprintf("spout %q: the topology has stateful bolts, whose inputs are acked when a checkpoint commits, so each task completes at most %q (%d) messages per %q (%v): %.0f messages/s; raise %q to what a task emits in an interval",
 		c.ID, MaxSpoutPending, s.MaxSpoutPending, CheckpointInterval, s.CheckpointInterval, rate, MaxSpoutPending))
+}
+
+// unpositioned reports a reliable spout whose source has no positions and
+// that was not taken out of the checkpoints with [OutsideCheckpoint]: a
+// crash after a commit would replay messages the committed state holds. A
+// source whose constructor is declared to return an interface is checked
+// when its task starts.
+func (v *validator) unpositioned(c *Component) {
+	h := c.Spout.hooks
+	if !c.Spout.Reliable || c.OutsideCheckpoint || h.dynamic || (h.hasPosition && h.hasRewind) {
+		return
+	}
+	v.problem("spout %q: the topology has state but the spout's %s has no positions (methods Position() []byte and Rewind([]byte) error): after a crash its messages since the last checkpoint would be applied twice; give the source positions, or accept at-least-once for it with dsl.OutsideCheckpoint()",
+		c.ID, c.kindName())
 }
 
 // positionHooks reports a source with one of Position and Rewind: the

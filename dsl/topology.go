@@ -26,6 +26,10 @@ type Component struct {
 	// Activation and Deactivation are tuples delivered to a bolt's tasks when they
 	// are activated and deactivated (nil for none).
 	Activation, Deactivation any
+	// OutsideCheckpoint is set by [OutsideCheckpoint]: the spout's messages are
+	// at-least-once for the states of the topology, and its source is never
+	// positioned or rewound.
+	OutsideCheckpoint bool
 }
 
 // Edge subscribes bolt To to a stream of component From. Read-only.
@@ -110,6 +114,19 @@ func WithConf(conf Conf) Option {
 	})
 }
 
+// OutsideCheckpoint takes a reliable spout out of the checkpoints of a
+// topology with state, accepting at-least-once for it. Build refuses a
+// reliable spout whose source has no positions (Position and Rewind) in a
+// topology with state unless it says so: a message of such a source that a
+// committed checkpoint already counted is counted again when the process
+// crashes before the spout heard its ack, since nothing rewinds the source to
+// the cut. With this option the runtime never calls the source's Position or
+// Rewind, and [TaskInfo].Checkpointed is false for its tasks. See
+// docs/STATE.md.
+func OutsideCheckpoint() Option {
+	return optionFunc(func(c *componentDef) { c.outsideCheckpoint = true })
+}
+
 // LifecycleTuples delivers activation to each task of a bolt when it is
 // activated and deactivation when it is deactivated, as untracked inputs from
 // "__system" (FsShelter's activation tuples). Both must be of the bolt's input
@@ -120,6 +137,7 @@ func LifecycleTuples(activation, deactivation any) Option {
 
 type componentDef struct {
 	id                       string
+	outsideCheckpoint        bool
 	spoutKind                bool
 	parallelism              int
 	conf                     Conf
@@ -306,7 +324,8 @@ func (v *validator) taskCount(c *Component) {
 func (v *validator) components() {
 	for _, d := range v.b.components {
 		c := &Component{ID: d.id, Parallelism: d.parallelism, Conf: d.conf,
-			Spout: d.spout, Bolt: d.bolt, Activation: d.activation, Deactivation: d.deactivation}
+			Spout: d.spout, Bolt: d.bolt, Activation: d.activation, Deactivation: d.deactivation,
+			OutsideCheckpoint: d.outsideCheckpoint}
 		v.component(c, d.spoutKind)
 		if _, dup := v.byID[d.id]; dup {
 			v.problem("component %q is defined more than once", d.id)
@@ -340,6 +359,9 @@ func (v *validator) component(c *Component, spout bool) {
 	v.hooks(c, kind)
 	if spout && (c.Activation != nil || c.Deactivation != nil) {
 		v.problem("spout %q has an activation or deactivation tuple; only bolts take them", c.ID)
+	}
+	if !spout && c.OutsideCheckpoint {
+		v.problem("bolt %q is declared dsl.OutsideCheckpoint(); only a spout can be taken out of the checkpoints", c.ID)
 	}
 	if c.Bolt != nil {
 		for _, t := range []any{c.Activation, c.Deactivation} {

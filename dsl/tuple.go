@@ -121,6 +121,14 @@ type TaskInfo struct {
 	// that time things read it, so tests can move their time. Nil outside the
 	// runtime (a TaskInfo made by hand) means time.Now.
 	Now func() time.Time
+	// Checkpointed tells a task that it takes part in the checkpoints of a
+	// topology with state (see docs/STATE.md): a spout's source position is
+	// stored with each checkpoint and the source is rewound to it at a
+	// restart (false for a spout declared with [OutsideCheckpoint]); a bolt's
+	// two-phase hooks (RecoverCheckpoint, PrepareCheckpoint,
+	// CommitCheckpoint) are called. A connector reads it to choose its
+	// exactly-once mode.
+	Checkpointed bool
 
 	ctx context.Context
 }

@@ -111,7 +111,7 @@ func (s *Source[T]) Push(values ...T) {
 // Spout returns a reliable spout over the source, shared by its tasks.
 // [WaitIdle] finds the source through it.
 func (s *Source[T]) Spout() *dsl.SpoutSpec {
-	spec := dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[int, T] {
+	spec := dsl.ReliableFrom(func(info dsl.TaskInfo) *feed[T] {
 		return &feed[T]{s: s, task: info.Task, fail: info.Fail}
 	})
 	spec.Impl = s

@@ -154,6 +154,21 @@ type StateTask interface {
 // and a restart calls RewindSource with the committed one before the first
 // Next, after which the source replays from there.
 type PositionedSpout interface {
+	Positioned() bool
 	SourcePosition() (position []byte, ok bool)
 	RewindSource(position []byte) error
+}
+
+// TwoPhase is the two-phase commit hooks of a bolt's handler (a sink that
+// commits its output with the checkpoints: see the dsl package doc).
+type TwoPhase interface {
+	RecoverCheckpoint(prepared []byte) error
+	PrepareCheckpoint(id uint64) ([]byte, error)
+	CommitCheckpoint(id uint64) error
+}
+
+// TwoPhaser is implemented by the bolt tasks internal/task builds: it returns
+// the handler's two-phase hooks, or nil when it has none.
+type TwoPhaser interface {
+	TwoPhase() TwoPhase
 }

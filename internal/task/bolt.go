@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/component"
 )
 
 // The kinds of dsl.BoltSpec whose tasks this package builds (dsl.BoltSpec.Kind).
@@ -55,6 +56,13 @@ type bolt struct {
 	typed dsl.TypedBolt
 	tick  ticker // the handler, if it wants ticks
 	spec  *dsl.BoltSpec
+}
+
+// TwoPhase returns the handler's two-phase hooks (component.TwoPhaser), nil
+// when it has none.
+func (b *bolt) TwoPhase() component.TwoPhase {
+	tp, _ := b.typed.Handler.(component.TwoPhase)
+	return tp
 }
 
 // execute hands in to the handler, failing it when it is of another type than

@@ -87,6 +87,9 @@ func (r *reliableTask) Ack(root uint64)  { r.typed.Done(root, true) }
 func (r *reliableTask) Nack(root uint64) { r.typed.Done(root, false) }
 func (r *reliableTask) Abandon()         { r.typed.Abandon() }
 
+// Positioned reports whether the source has positions (Position and Rewind).
+func (r *reliableTask) Positioned() bool { return r.positioner != nil }
+
 // SourcePosition returns the source's position, if it has positions
 // (component.PositionedSpout).
 func (r *reliableTask) SourcePosition() ([]byte, bool) {
