@@ -207,6 +207,10 @@ func Topology(seeds []string, interval, lineDelay time.Duration) (*dsl.Topology,
 	return b.Build()
 }
 
+// ErrNotExact is Run's error when the summary found output lost or
+// duplicated, or counts that are not the input's.
+var ErrNotExact = errors.New("exactlyonce: the output or the counts are not exact")
+
 // Summary is what a run found at its end.
 type Summary struct {
 	Lines, Words, Counted, Output, Lost, Duplicated int
@@ -277,7 +281,7 @@ func Run(ctx context.Context, c Config) (err error) {
 	}
 	fmt.Println(s)
 	if !s.Exact {
-		return errors.New("the output or the counts are not exact")
+		return ErrNotExact
 	}
 	return nil
 }
