@@ -187,10 +187,14 @@ func (s *sink[In]) PrepareCheckpoint(id uint64) ([]byte, error) {
 	if s.tx == nil {
 		return nil, nil // at-least-once: the checkpoint waited for the acks
 	}
+	return s.tx.prepareCheckpoint(s.ctx, id, s.failedTxn)
+}
+
+// failedTxn reports whether a record of the transaction on tx.cls[i] failed.
+func (s *sink[In]) failedTxn(i int) bool {
 	s.mu.Lock()
-	failed := s.failed[s.tx.cur]
-	s.mu.Unlock()
-	return s.tx.prepareCheckpoint(s.ctx, id, failed)
+	defer s.mu.Unlock()
+	return s.failed[i]
 }
 
 // CommitCheckpoint commits the transaction prepared for checkpoint id, which

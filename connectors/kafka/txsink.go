@@ -182,10 +182,11 @@ func (t *txns) commitRaw(ctx context.Context, p preparedTxn) error {
 
 // prepareCheckpoint flushes the transaction that took the inputs before
 // checkpoint id's barrier and returns what identifies it, then switches the
-// inputs to the other producer. A transaction with a failed record is not
+// inputs to the other producer. A transaction with a failed record (failed
+// reports it by producer, once the flush ran every promise) is not
 // prepared: the checkpoint fails and the topology rolls back, and the
 // transaction is aborted by the next incarnation's fencing.
-func (t *txns) prepareCheckpoint(ctx context.Context, id uint64, failed bool) ([]byte, error) {
+func (t *txns) prepareCheckpoint(ctx context.Context, id uint64, failed func(producer int) bool) ([]byte, error) {
 	if !t.dirty {
 		return nil, nil // nothing produced: nothing to commit
 	}
@@ -193,7 +194,7 @@ func (t *txns) prepareCheckpoint(ctx context.Context, id uint64, failed bool) ([
 	if err := cl.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("kafka: sink: flushing transaction of %q for checkpoint %d: %w", txID, id, err)
 	}
-	if failed {
+	if failed(t.cur) {
 		return nil, fmt.Errorf("kafka: sink: a record of transaction %q failed: checkpoint %d cannot cover it", txID, id)
 	}
 	// Read after the flush: the producer id and epoch of this transaction

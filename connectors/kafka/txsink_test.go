@@ -70,7 +70,7 @@ func (w *txnWorld) produce(tx *txns, n int) {
 
 func (w *txnWorld) prepare(tx *txns, id uint64) []byte {
 	w.t.Helper()
-	b, err := tx.prepareCheckpoint(w.ctx, id, false)
+	b, err := tx.prepareCheckpoint(w.ctx, id, func(int) bool { return false })
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestTxnsPrepareEmptyAndFailed(t *testing.T) {
 		t.Fatalf("prepared %x with nothing produced", b)
 	}
 	w.produce(tx, 1)
-	if _, err := tx.prepareCheckpoint(w.ctx, 2, true); err == nil {
+	if _, err := tx.prepareCheckpoint(w.ctx, 2, func(int) bool { return true }); err == nil {
 		t.Fatal("a transaction with a failed record was prepared")
 	}
 }
