@@ -98,6 +98,56 @@
 //		return kafka.Record{Topic: "invoices", Key: []byte(o.ID), Value: o.JSON()}
 //	})
 //
+// # Exactly-once
+//
+// In a topology with state (a stateful bolt; see docs/STATE.md) the sink is
+// a two-phase-commit sink, as Flink's KafkaSink with exactly-once delivery:
+//
+//   - Each task has two transactional producers, with the transactional ids
+//     "<prefix><topology>/<component>/<task index>/0" and ".../1" (prefix
+//     [DefaultTransactionalIDPrefix], or [WithTransactionalIDPrefix]). The
+//     records of the inputs before checkpoint n's barrier go in one
+//     transaction; the inputs after the barrier arrive before n commits, so
+//     they go in a transaction of the other producer. Each input is acked
+//     when the broker acknowledged its record, and the barrier waits for
+//     those acks.
+//   - At the barrier the transaction is flushed and its transactional id,
+//     producer id and epoch are stored in the checkpoint, atomically with
+//     the states and source positions. Only after the store committed the
+//     checkpoint is the transaction committed. A record that failed makes
+//     the checkpoint fail: the topology rolls back and replays.
+//   - A new incarnation (a rollback, or a new process on the same store)
+//     first commits the transaction the last committed checkpoint stored,
+//     with a raw EndTxn (harmless when it was committed already), then
+//     initialises both producers, which fences any older producer with the
+//     same ids and aborts their open transactions: output after the last
+//     checkpoint is replayed, and a read_committed consumer sees every
+//     record once.
+//
+// The transaction timeout ([WithTransactionTimeout], default
+// [DefaultTransactionTimeout]) must outlast a transaction's life: from its
+// first record (after the previous barrier) to its checkpoint's commit, and
+// after a crash until the next process recovered it; that is more than
+// twice the checkpoint interval plus the longest restart. A task refuses to
+// start with a timeout not above twice the interval. A broker that aborts a
+// transaction on timeout after its checkpoint committed loses its records:
+// the recovery logs that the transaction had ended.
+//
+// Consumers of the output must read with read_committed isolation, and see
+// the output of a checkpoint once it committed: the checkpoint interval is
+// the output's latency. Two processes running one topology on one cluster
+// fence each other's producers.
+//
+// [WithoutTransactions] keeps the sink at-least-once under state: it acks
+// each input on the broker's answer and the checkpoint waits for those acks,
+// so no output is lost, but what was produced after the last checkpoint is
+// produced again after a rollback. Without state the sink is the
+// at-least-once sink described above, whatever the options.
+//
+// A task stopping under state closes its producers without ending their
+// transactions: a prepared one may belong to a committed checkpoint, and the
+// next incarnation commits it or aborts the rest.
+//
 // # Closing
 //
 // Each task closes its client when it stops: a spout once the records it

@@ -88,6 +88,7 @@ type config struct {
 	closeTimeout   time.Duration
 	discovery      time.Duration
 	share          share
+	sink           sinkConfig // the sink's own options
 }
 
 // share is this process's part of the tasks reading a spout's topics.
