@@ -1,9 +1,9 @@
 module github.com/goshelter/goshelter/connectors/jetstream
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/goshelter/goshelter v0.0.0
+	github.com/goshelter/goshelter v0.1.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/onsi/ginkgo/v2 v2.34.0
@@ -61,5 +61,3 @@ require (
 	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )
-
-replace github.com/goshelter/goshelter => ../..
