@@ -2,9 +2,11 @@
 // checks the go.mod files (no replace, go lines that name a minor version,
 // the modules requiring each other at one release version, go.work mapping
 // that version to the tree), packs every module of the workspace from the
-// working tree into a file-based module proxy at that version, then makes a
-// module outside the repository that requires the core, both connectors and
-// both stores through that proxy only (GOWORK=off, no replace), builds it,
+// working tree into a file-based module proxy at that version, checks that a
+// module requiring only one connector or store gets the core at that version
+// too, then makes a module outside the repository that requires the core,
+// both connectors and both stores through that proxy only (GOWORK=off, no
+// replace), builds it,
 // runs README's shipping test and its topology, and a program that runs
 // connectors/kafka against franz-go's in-process broker and uses
 // connectors/jetstream, state/pebble and state/redis. Third-party modules
@@ -141,6 +143,12 @@ func run(ctx context.Context, root, version string, keep bool) error {
 	}
 	if err := u.writeFiles(readme); err != nil {
 		return fmt.Errorf("writing the user module: %w", err)
+	}
+	for i, get := range gets[1:] {
+		alone := &userModule{Dir: filepath.Join(tmp, fmt.Sprint("alone", i)), Env: env, Out: os.Stdout}
+		if err := alone.coreFrom(ctx, get, core, version); err != nil {
+			return err
+		}
 	}
 	steps := [][]string{
 		append([]string{"get"}, gets...),

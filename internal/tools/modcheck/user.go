@@ -150,6 +150,32 @@ func indent(code string) string {
 	return strings.Join(lines, "")
 }
 
+// coreFrom makes a module that requires get (module@version) alone and
+// checks that it selects the core at version: so the core is what the
+// module's own requirement names, as for a user who adds only that connector.
+// In a module that also requires the core directly, a wrong requirement would
+// not show: the graph is pruned, the highest requirement wins and the wrong
+// version's go.mod is never read.
+func (u *userModule) coreFrom(ctx context.Context, get, core, version string) error {
+	if err := os.MkdirAll(u.Dir, 0o755); err != nil {
+		return err
+	}
+	if _, err := u.goCmd(ctx, "mod", "init", "example.com/alone"); err != nil {
+		return err
+	}
+	if _, err := u.goCmd(ctx, "get", get); err != nil {
+		return err
+	}
+	out, err := u.goCmd(ctx, "list", "-m", "-f", "{{.Version}}", core)
+	if err != nil {
+		return err
+	}
+	if got := strings.TrimSpace(string(out)); got != version {
+		return fmt.Errorf("a module requiring only %s gets %s at %s, not %s", get, core, got, version)
+	}
+	return nil
+}
+
 // listed is what go list -m -json says of a module of the build.
 type listed struct {
 	Path    string
