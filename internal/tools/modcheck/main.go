@@ -40,9 +40,34 @@ import (
 	"golang.org/x/mod/semver"
 )
 
-// published are the modules a user requires (README's go get lines),
-// relative to the core's path ("" is the core).
+// published are the modules a user requires, relative to the core's path
+// ("" is the core): README must have a go get line for each.
 var published = []string{"", "connectors/kafka", "connectors/jetstream", "state/pebble", "state/redis"}
+
+// goGet is a go get line of README for one of the repository's modules.
+var goGet = regexp.MustCompile(`(?m)^\s*go get (\S+@\S+)`)
+
+// readmeGets returns the arguments of README's go get lines, the core's
+// first, and checks that there is one for each published module.
+func readmeGets(readme []byte, core string) ([]string, error) {
+	found := map[string]string{}
+	for _, m := range goGet.FindAllSubmatch(readme, -1) {
+		arg := string(m[1])
+		p, _, _ := strings.Cut(arg, "@")
+		found[p] = arg
+	}
+	var gets []string
+	var errs []error
+	for _, rel := range published {
+		p := strings.TrimSuffix(core+"/"+rel, "/")
+		if arg, ok := found[p]; ok {
+			gets = append(gets, arg)
+		} else {
+			errs = append(errs, fmt.Errorf("README.md has no go get line for %s", p))
+		}
+	}
+	return gets, errors.Join(errs...)
+}
 
 // programs are the user module's commands and the line each must print.
 var programs = []struct {
@@ -94,13 +119,18 @@ func run(ctx context.Context, root, version string, keep bool) error {
 	if err != nil {
 		return err
 	}
-	var gets []string
-	for _, rel := range published {
-		p := strings.TrimSuffix(core+"/"+rel, "/")
-		if _, ok := local[p]; !ok {
-			return fmt.Errorf("module %s is not in go.work", p)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		return err
+	}
+	gets, err := readmeGets(readme, core)
+	if err != nil {
+		return err
+	}
+	for _, get := range gets {
+		if p, _, _ := strings.Cut(get, "@"); local[p] == "" {
+			return fmt.Errorf("README.md: go get %s: the module is not in go.work", get)
 		}
-		gets = append(gets, p+"@"+version)
 	}
 	fmt.Printf("modcheck: %d modules, released together at %s\n", len(ws.Modules), version)
 
@@ -132,10 +162,6 @@ func run(ctx context.Context, root, version string, keep bool) error {
 	}
 	u := &userModule{Dir: filepath.Join(tmp, "user"), Env: env, Out: os.Stdout}
 	if err := os.MkdirAll(u.Dir, 0o755); err != nil {
-		return err
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
 		return err
 	}
 	if _, err := u.goCmd(ctx, "mod", "init", "example.com/shelteruser"); err != nil {

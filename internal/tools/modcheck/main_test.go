@@ -98,6 +98,14 @@ func TestREADMEExamples(t *testing.T) {
 	if !strings.HasPrefix(types, "type Original struct") || !strings.Contains(body, "supervision.Run(ctx, topo)") {
 		t.Errorf("the topology example split into types\n%s\nand statements\n%s", types, body)
 	}
+	gets, err := readmeGets(readme, "github.com/goshelter/goshelter")
+	if err != nil || len(gets) != len(published) || gets[0] != "github.com/goshelter/goshelter@latest" {
+		t.Errorf("README's go get lines: %q, %v", gets, err)
+	}
+	if _, err := readmeGets([]byte("    go get github.com/goshelter/goshelter@latest\n"), "github.com/goshelter/goshelter"); err == nil ||
+		!strings.Contains(err.Error(), "no go get line for github.com/goshelter/goshelter/state/redis") {
+		t.Errorf("a README with the core's line only: %v", err)
+	}
 	shipping, err := codeBlock(readme, "## Testing a topology", "package ")
 	if err != nil {
 		t.Fatal(err)
