@@ -83,7 +83,7 @@ func main() {
 	version := flag.String("version", "", "the release version to check (default: the one the modules require of each other)")
 	keep := flag.Bool("keep", false, "keep the proxy, the user module and its module cache, and print where")
 	tidy := flag.Bool("tidy", false, "instead of the check, go mod tidy every module against the packed proxy")
-	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
+	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long (a cold build cache compiles every dependency)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
