@@ -1,16 +1,18 @@
 module github.com/goshelter/goshelter/bench
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
-	github.com/goshelter/goshelter v0.0.0
-	github.com/goshelter/goshelter/connectors/kafka v0.0.0
+	github.com/goshelter/goshelter v0.1.0
+	github.com/goshelter/goshelter/connectors/kafka v0.1.0
 	github.com/twmb/franz-go v1.22.2
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 	go.uber.org/zap v1.28.0
 )
+
+require github.com/twmb/franz-go/pkg/kadm v1.19.0 // indirect
 
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect
@@ -33,7 +35,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/snappy v0.0.5-0.20231225225746-43d5d4cd4e0e // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/goshelter/goshelter/state/pebble v0.0.0
+	github.com/goshelter/goshelter/state/pebble v0.1.0
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/kr/text v0.2.0 // indirect
@@ -66,9 +68,3 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
 )
-
-replace github.com/goshelter/goshelter => ../
-
-replace github.com/goshelter/goshelter/connectors/kafka => ../connectors/kafka
-
-replace github.com/goshelter/goshelter/state/pebble => ../state/pebble

@@ -1,9 +1,9 @@
 module github.com/goshelter/goshelter/connectors/jetstream
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/goshelter/goshelter v0.0.0
+	github.com/goshelter/goshelter v0.1.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/onsi/ginkgo/v2 v2.34.0
@@ -50,7 +50,7 @@ require (
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936 // indirect
 	github.com/google/uuid v1.5.0 // indirect
-	github.com/goshelter/goshelter/state/pebble v0.0.0
+	github.com/goshelter/goshelter/state/pebble v0.1.0
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/lithammer/shortuuid/v4 v4.0.0 // indirect
 	github.com/lmittmann/tint v1.0.3 // indirect
@@ -84,7 +84,3 @@ require (
 	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )
-
-replace github.com/goshelter/goshelter => ../..
-
-replace github.com/goshelter/goshelter/state/pebble => ../../state/pebble

@@ -1,9 +1,9 @@
 module github.com/goshelter/goshelter/connectors/kafka
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/goshelter/goshelter v0.0.0
+	github.com/goshelter/goshelter v0.1.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	github.com/twmb/franz-go v1.22.2
@@ -56,5 +56,3 @@ require (
 	golang.org/x/tools v0.45.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )
-
-replace github.com/goshelter/goshelter => ../..

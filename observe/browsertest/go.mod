@@ -2,11 +2,9 @@ module github.com/goshelter/goshelter/observe/browsertest
 
 go 1.25.0
 
-replace github.com/goshelter/goshelter => ../..
-
 require (
 	github.com/chromedp/chromedp v0.23.0
-	github.com/goshelter/goshelter v0.0.0
+	github.com/goshelter/goshelter v0.1.0
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 )

@@ -1,17 +1,11 @@
 module github.com/goshelter/goshelter/samples/exactlyonce
 
-go 1.26.8
-
-replace (
-	github.com/goshelter/goshelter => ../..
-	github.com/goshelter/goshelter/connectors/kafka => ../../connectors/kafka
-	github.com/goshelter/goshelter/state/pebble => ../../state/pebble
-)
+go 1.26.0
 
 require (
-	github.com/goshelter/goshelter v0.0.0
-	github.com/goshelter/goshelter/connectors/kafka v0.0.0
-	github.com/goshelter/goshelter/state/pebble v0.0.0
+	github.com/goshelter/goshelter v0.1.0
+	github.com/goshelter/goshelter/connectors/kafka v0.1.0
+	github.com/goshelter/goshelter/state/pebble v0.1.0
 	github.com/twmb/franz-go v1.22.2
 	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c

@@ -1,10 +1,10 @@
 module github.com/goshelter/goshelter/samples/jetstream
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/goshelter/goshelter v0.0.0
-	github.com/goshelter/goshelter/connectors/jetstream v0.0.0
+	github.com/goshelter/goshelter v0.1.0
+	github.com/goshelter/goshelter/connectors/jetstream v0.1.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	go.uber.org/zap v1.28.0
@@ -48,9 +48,4 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
-)
-
-replace (
-	github.com/goshelter/goshelter => ../..
-	github.com/goshelter/goshelter/connectors/jetstream => ../../connectors/jetstream
 )

@@ -1,10 +1,10 @@
 module github.com/goshelter/goshelter/samples/kafka
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/goshelter/goshelter v0.0.0
-	github.com/goshelter/goshelter/connectors/kafka v0.0.0
+	github.com/goshelter/goshelter v0.1.0
+	github.com/goshelter/goshelter/connectors/kafka v0.1.0
 	github.com/twmb/franz-go v1.22.2
 	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
@@ -43,9 +43,4 @@ require (
 	go.uber.org/zap/exp v0.3.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
-)
-
-replace (
-	github.com/goshelter/goshelter => ../..
-	github.com/goshelter/goshelter/connectors/kafka => ../../connectors/kafka
 )

@@ -2,14 +2,9 @@ module github.com/goshelter/goshelter/samples/statefulcount
 
 go 1.25.0
 
-replace (
-	github.com/goshelter/goshelter => ../..
-	github.com/goshelter/goshelter/state/pebble => ../../state/pebble
-)
-
 require (
-	github.com/goshelter/goshelter v0.0.0
-	github.com/goshelter/goshelter/state/pebble v0.0.0
+	github.com/goshelter/goshelter v0.1.0
+	github.com/goshelter/goshelter/state/pebble v0.1.0
 	go.uber.org/zap v1.28.0
 )
 
