@@ -42,7 +42,7 @@ var _ = Describe("Poison messages with state", Label("connectors", "jetstream", 
 		bl := dsl.New("jetstream-poison", dsl.Conf{dsl.MaxSpoutPending: 64, dsl.CheckpointInterval: 20 * time.Millisecond})
 		bl.Streams(jetstream.Message{})
 		in := bl.Spout("in", jetstream.Spout[jetstream.Message](b.URL, "IN", "poison", nil,
-			jetstream.WithMaxDeliver(4), jetstream.WithNackBackoff(20*time.Millisecond, 80*time.Millisecond),
+			jetstream.WithMaxDeliver(4), jetstream.WithNackBackoff(200*time.Millisecond, 400*time.Millisecond),
 			jetstream.WithGiveUp(func(m jetstream.Message) { gaveUp <- m })), dsl.Parallelism(2))
 		count := bl.Bolt("count", dsl.Stateful(func(m jetstream.Message, st *dsl.State[string, int], _ dsl.Emitter) error {
 			if m.StreamSeq == poison {
@@ -93,7 +93,7 @@ var _ = Describe("Poison messages with state", Label("connectors", "jetstream", 
 		Eventually(func() any { return metric(r, "in", "jetstream.gave-up") }).Should(BeEquivalentTo(1))
 		at := poisoned.list()
 		Expect(at).To(HaveLen(4), "the first delivery and 3 retries, each after a rollback")
-		for i, least := range []time.Duration{20, 40, 80} {
+		for i, least := range []time.Duration{200, 400, 400} { // capped at 400
 			Expect(at[i+1].Sub(at[i])).To(BeNumerically(">=", least*time.Millisecond), "back-off before retry %d", i+1)
 		}
 	})

@@ -22,7 +22,7 @@ import (
 // is [Message]. A message translate rejects is terminated (the server never
 // redelivers it), logged, and counted in the task's "jetstream.terminated"
 // metric. An acked tree acks its message; a failed one nacks it with a delay
-// (see [WithNackBackoff]).
+// (see [WithNackBackoff]), or gives it up after [WithMaxDeliver] failures.
 //
 // In a topology with state the spout is a positioned source instead: each
 // task reads through a consumer of its own named after durable, its
