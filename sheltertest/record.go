@@ -20,7 +20,7 @@ type Recorder[T any] struct {
 	all     []T         // every input, in the order recorded
 	records []Record[T] // all, with their tasks and times
 	ticks   []Record[dsl.Tick]
-	byTask  map[int][]T // task id -> its inputs; a key for every task created
+	byTask  map[int][]T                       // task id -> its inputs; a key for every task created
 	posts   map[int]func(func(dsl.Collector)) // each task's TaskInfo.Post, for Clock.Quiet
 	// changed is closed, and cleared, when an input is recorded; Wait makes
 	// it, so recording allocates nothing while no one waits.

@@ -31,11 +31,11 @@ type Source[T any] struct {
 	ready   []int       // ids to hand out before anything new: replays, and messages whose Next did not return
 
 	msgs        map[int]*message[T]
-	last        int // the highest id given so far
-	taking      int // Next calls that took a message and have not returned it
-	outstanding int         // messages handed out and not settled
-	outByTask   map[int]int // outstanding, by the task that handed them out
-	maxOut      int         // the most outstanding of one task once a Next of it handed one out
+	last        int                               // the highest id given so far
+	taking      int                               // Next calls that took a message and have not returned it
+	outstanding int                               // messages handed out and not settled
+	outByTask   map[int]int                       // outstanding, by the task that handed them out
+	maxOut      int                               // the most outstanding of one task once a Next of it handed one out
 	posts       map[int]func(func(dsl.Collector)) // each spout task's TaskInfo.Post, for Clock.Quiet
 	handouts    []Handout[T]
 	outcomes    []Outcome[T]

@@ -106,7 +106,7 @@ func stop(r *supervision.Running) error {
 
 // processState is what the process had before a test started its topology.
 type processState struct {
-	goroutines map[int]bool // by id
+	goroutines map[int]bool    // by id
 	fds        map[string]bool // "fd -> target", nil without /proc
 	children   map[int]string  // pid -> description, nil without /proc
 }
