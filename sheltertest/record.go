@@ -16,12 +16,14 @@ import (
 // a test reads it while the tasks record. It must not be copied after first
 // use.
 type Recorder[T any] struct {
-	mu      sync.Mutex  // mu guards the fields below
-	all     []T         // every input, in the order recorded
-	records []Record[T] // all, with their tasks and times
-	ticks   []Record[dsl.Tick]
-	byTask  map[int][]T                       // task id -> its inputs; a key for every task created
+	mu     sync.Mutex  // mu guards the fields below
+	all    []T         // every input, in the order recorded
+	byTask map[int][]T // task id -> its inputs; a key for every task created
+
+	records []Record[T]                       // all, with their tasks and times
+	ticks   []Record[dsl.Tick]                // the tick tuples, in the order received
 	posts   map[int]func(func(dsl.Collector)) // each task's TaskInfo.Post, for Clock.Quiet
+
 	// changed is closed, and cleared, when an input is recorded; Wait makes
 	// it, so recording allocates nothing while no one waits.
 	changed chan struct{}

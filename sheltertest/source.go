@@ -31,17 +31,18 @@ type Source[T any] struct {
 	ready   []int       // ids to hand out before anything new: replays, and messages whose Next did not return
 
 	msgs        map[int]*message[T]
-	last        int                               // the highest id given so far
-	taking      int                               // Next calls that took a message and have not returned it
-	outstanding int                               // messages handed out and not settled
-	outByTask   map[int]int                       // outstanding, by the task that handed them out
-	maxOut      int                               // the most outstanding of one task once a Next of it handed one out
-	posts       map[int]func(func(dsl.Collector)) // each spout task's TaskInfo.Post, for Clock.Quiet
+	last        int // the highest id given so far
+	taking      int // Next calls that took a message and have not returned it
+	outstanding int // messages handed out and not settled
+	maxOut      int // the most outstanding of one task once a Next of it handed one out
 	handouts    []Handout[T]
 	outcomes    []Outcome[T]
 	unknown     map[int]int // outcomes for ids never handed out
 	late        []string    // calls the runtime should not have made, in order
 	closed      bool
+
+	outByTask map[int]int                       // outstanding, by the task that handed them out
+	posts     map[int]func(func(dsl.Collector)) // each spout task's TaskInfo.Post, for Clock.Quiet
 }
 
 // message is one id's record.
