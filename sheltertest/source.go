@@ -71,9 +71,10 @@ type Handout[T any] struct {
 	// Attempt is 1 the first time the message is handed out, 2 at its
 	// first replay, and so on.
 	Attempt int
-	// Outstanding counts the messages handed out by any task and not settled
-	// once this one was, itself included: with max spout pending p and one
-	// task it is at most p ([Source.MaxOutstanding] counts per task).
+	// Outstanding counts the messages Task handed out and not settled once
+	// this one was, itself included: with max spout pending p it is at most
+	// p, whatever the spout's parallelism ([Source.MaxOutstanding] is its
+	// highest value).
 	Outstanding int
 	At          time.Time // wall clock
 }
@@ -231,7 +232,7 @@ func (s *Source[T]) commit(task, id int) {
 	s.outByTask[task]++
 	s.maxOut = max(s.maxOut, s.outByTask[task])
 	s.taking--
-	s.handouts = append(s.handouts, Handout[T]{ID: id, Value: m.value, Task: task, Attempt: m.handouts, Outstanding: s.outstanding, At: time.Now()})
+	s.handouts = append(s.handouts, Handout[T]{ID: id, Value: m.value, Task: task, Attempt: m.handouts, Outstanding: s.outByTask[task], At: time.Now()})
 	s.touchLocked()
 }
 
