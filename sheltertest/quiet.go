@@ -32,6 +32,8 @@ type poster interface {
 // that must not time out is shown by a later [Clock.Advance] past its timeout
 // and [Source.WaitOutcomes], against the outcomes before.
 //
+// Call it while the topology runs: across a restart, a task of the stopped
+// incarnation drops what was posted to it, and Quiet waits until ctx ends.
 // It returns ctx's cause, with how many tasks had not answered, if ctx ends
 // first, and an error wrapping [supervision.ErrStopped] if r stopped.
 func (c *Clock) Quiet(ctx context.Context, r *supervision.Running, period time.Duration) error {
