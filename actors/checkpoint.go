@@ -92,7 +92,8 @@ type checkpointer struct {
 	spouts   []int
 	bolts    []int // bolt tasks with senders: told of each commit
 	next     uint64
-	meta     []state.Change // the parallelism of each component with a space
+	last     uint64         // the last checkpoint committed (or read at the start): the store must still be there
+	meta     []state.Change // the topology's name and layout (parallelism, what each component stores)
 
 	draining  chan struct{} // closed when the stop's drain begins
 	drainOnce sync.Once
@@ -111,14 +112,22 @@ func newCheckpointer(ctx context.Context, t *Topology, store state.Store) (*chec
 	if err != nil {
 		return nil, fmt.Errorf("reading the last checkpoint of topology %q: %w", top.Name, err)
 	}
-	c := &checkpointer{t: t, store: store, interval: top.Settings.CheckpointInterval, next: last + 1,
+	if high := t.host.committed.highest(store); last < high {
+		return nil, fmt.Errorf("topology %q: the store's last checkpoint is %d, but this process committed %d to it: the store lost checkpoints (restarted empty?), and state and positions would start over from %d: %w",
+			top.Name, last, high, last, state.ErrDiverged)
+	}
+	c := &checkpointer{t: t, store: store, interval: top.Settings.CheckpointInterval, next: last + 1, last: last,
 		draining: make(chan struct{}), quiet: make(chan struct{}), done: make(chan struct{})}
 	stored := map[string][]byte{}
 	err = store.Scan(ctx, metaSpace, func(k, v []byte) error { stored[string(k)] = append([]byte(nil), v...); return nil })
 	if err != nil {
 		return nil, fmt.Errorf("reading the layout of topology %q: %w", top.Name, err)
 	}
-	var problems []error
+	if err := foreignStore(top, stored, last); err != nil {
+		return nil, err
+	}
+	problems := componentProblems(top, stored)
+	c.meta = identity(top)
 	for _, comp := range top.Components {
 		key := parallelismKey(comp)
 		if v, ok := stored[string(key)]; ok {
@@ -265,9 +274,11 @@ func (c *checkpointer) commit(ctx context.Context, id uint64, reports []ckReport
 	for _, r := range reports {
 		changes = append(changes, r.changes...)
 	}
-	if err := c.store.Commit(ctx, state.Checkpoint{ID: id, Changes: changes}); err != nil {
+	if err := c.store.Commit(ctx, state.Checkpoint{ID: id, Previous: c.last, Changes: changes}); err != nil {
 		return fmt.Errorf("committing checkpoint %d of topology %q: %w", id, c.t.inc.plan.Topology.Name, err)
 	}
+	c.last = id
+	c.t.host.committed.raise(c.store, id)
 	return nil
 }
 

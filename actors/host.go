@@ -39,6 +39,10 @@ type System struct {
 	live []*Topology
 
 	abandoned atomic.Bool // some task did not stop in time
+
+	// committed is the highest checkpoint each store got from this System's
+	// incarnations: a restart that finds its store below it stops instead.
+	committed commitMarks
 }
 
 // NewSystem starts an actor system whose own logs (dead letters included) go to

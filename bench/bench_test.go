@@ -14,17 +14,20 @@ func TestCases(t *testing.T) {
 		t.Run(rs.name(), func(t *testing.T) {
 			s := setup{shape: rs.shape, acked: rs.acked, pending: 512, ackers: 1, spoutWait: defaultSpoutWait, flushOff: rs.flushOff}
 			tm := short
-			if rs.shape == topicToTopic {
+			if rs.shape == topicToTopic || rs.shape == topicCount {
 				if raceDetector {
 					// An in-process broker under the race detector needs seconds
 					// to warm up and a backlog of millions; .ci/run runs these
 					// cases without -race instead.
 					t.Skip("the Kafka cases run without -race (see .ci/run)")
 				}
-				tm, s.records = kafkaTiming(timing{warmup: 500 * time.Millisecond, measure: time.Second})
+				tm, s.fill = kafkaTiming(timing{warmup: 500 * time.Millisecond, measure: time.Second})
 			}
 			if rs.flushOff {
 				tm.measure = 300 * time.Millisecond // its first batch leaves after 64 ms
+			}
+			if rs.shape == topicCount {
+				s.pending = statePending
 			}
 			if rs.shape == statefulCount {
 				tm.measure = 2 * stateInterval // acks (and latency samples) come when a checkpoint commits
@@ -37,7 +40,7 @@ func TestCases(t *testing.T) {
 				t.Fatal("no tuples")
 			}
 			// The Kafka cases measure throughput only: they sample no latency.
-			if (rs.acked || rs.shape == slowSource) && rs.shape != topicToTopic && r.samples == 0 {
+			if (rs.acked || rs.shape == slowSource) && rs.shape != topicToTopic && rs.shape != topicCount && r.samples == 0 {
 				t.Error("acked run recorded no latency")
 			}
 			if r.nacks != 0 {

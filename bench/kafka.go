@@ -20,8 +20,11 @@ import (
 // in-process kfake broker, through the kafka connector's spout, a relay bolt
 // and its sink ("kafka"), beside franz-go alone consuming "in" and producing
 // each record to "out" on the same kind of broker ("franz-go", the limit).
-// Each run pre-fills "in" with s.records records before it is measured; a run
-// that drains them all before it stops reports an error, since its rate
+// Each run pre-fills "in" before it is measured, producing as fast as one
+// client can for s.fill (twice the run's warm-up and measure): a pipeline
+// that consumes each record and produces it again cannot move them faster
+// than they were produced, so the backlog lasts on any machine. A run that
+// drains it all before it stops still reports an error, since its rate
 // would then be the backlog's, not the pipeline's.
 //
 // Both move the same records with the same client settings: a consumer group
@@ -39,34 +42,52 @@ type Relayed struct{ R *kafka.Record }
 
 const kafkaPartitions = 4
 
-// kafkaBroker starts a broker and fills "in".
-func kafkaBroker(records int) (*kfake.Cluster, []string, error) {
+// kafkaKeys is how many distinct keys the records of "in" have.
+const kafkaKeys = 1000
+
+// kafkaBroker starts a broker and fills "in" for fill: records of 100 bytes
+// keyed "k0" .. "k999" in turn, produced asynchronously (the fastest one
+// client produces). It returns how many it produced.
+func kafkaBroker(fill time.Duration) (*kfake.Cluster, []string, int, error) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(kafkaPartitions, "in", "out"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	seeds := c.ListenAddrs()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ProducerLinger(0))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ProducerLinger(0), kgo.MaxBufferedRecords(100_000))
 	if err != nil {
 		c.Close()
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	defer cl.Close()
 	value := make([]byte, 100)
-	ctx := context.Background()
-	const chunk = 10_000
-	rs := make([]*kgo.Record, 0, chunk)
-	for i := 0; i < records; i++ {
-		rs = append(rs, &kgo.Record{Topic: "in", Value: value})
-		if len(rs) == chunk || i == records-1 {
-			if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
-				c.Close()
-				return nil, nil, fmt.Errorf("filling \"in\": %w", err)
-			}
-			rs = rs[:0]
+	keys := make([][]byte, kafkaKeys)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "k%d", i)
+	}
+	var failed atomic.Pointer[error]
+	promise := func(_ *kgo.Record, err error) {
+		if err != nil {
+			failed.CompareAndSwap(nil, &err)
 		}
 	}
-	return c, seeds, nil
+	ctx := context.Background()
+	records := 0
+	for end := time.Now().Add(fill); time.Now().Before(end) && failed.Load() == nil; {
+		for range 1000 { // the clock read once per thousand
+			cl.Produce(ctx, &kgo.Record{Topic: "in", Key: keys[records%kafkaKeys], Value: value}, promise)
+			records++
+		}
+	}
+	if err := cl.Flush(ctx); err != nil {
+		c.Close()
+		return nil, nil, 0, fmt.Errorf("filling \"in\": %w", err)
+	}
+	if err := failed.Load(); err != nil {
+		c.Close()
+		return nil, nil, 0, fmt.Errorf("filling \"in\": %w", *err)
+	}
+	return c, seeds, records, nil
 }
 
 type kafkaPipe struct {
@@ -86,7 +107,7 @@ func (k *kafkaPipe) Stop() error {
 }
 
 func startKafka(s setup) (pipeline, error) {
-	broker, seeds, err := kafkaBroker(s.records)
+	broker, seeds, records, err := kafkaBroker(s.fill)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +137,7 @@ func startKafka(s setup) (pipeline, error) {
 		broker.Close()
 		return nil, err
 	}
-	return &kafkaPipe{broker: broker, count: &count, records: s.records, stop: func() error {
+	return &kafkaPipe{broker: broker, count: &count, records: records, stop: func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		return running.Stop(ctx)
@@ -127,7 +148,7 @@ func startKafka(s setup) (pipeline, error) {
 // producing each record to "out" asynchronously, counting it on the broker's
 // acknowledgement, at most max pending records unacknowledged.
 func startFranz(s setup) (pipeline, error) {
-	broker, seeds, err := kafkaBroker(s.records)
+	broker, seeds, records, err := kafkaBroker(s.fill)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +175,7 @@ func startFranz(s setup) (pipeline, error) {
 			})
 		}
 	}()
-	return &kafkaPipe{broker: broker, count: &count, records: s.records, stop: func() error {
+	return &kafkaPipe{broker: broker, count: &count, records: records, stop: func() error {
 		cancel()
 		<-done
 		cl.Close()

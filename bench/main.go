@@ -8,7 +8,7 @@
 // batch), then one table row per run, a check of the performance targets, and
 // ends with one line:
 //
-//	ratios: unacked_vs_limit=X acked_vs_unacked=Y acked_vs_watermill=Z  ... kafka_vs_client=K stateful_vs_plain=S
+//	ratios: unacked_vs_limit=X acked_vs_unacked=Y acked_vs_watermill=Z  ... kafka_vs_client=K stateful_vs_plain=S eos_vs_atleastonce=E eos_vs_client=C
 //
 // # Usage
 //
@@ -118,6 +118,9 @@ func cases() []runSpec {
 		{"watermill", startWatermill, twoHop, true, true, false},
 		{"franz-go", startFranz, topicToTopic, true, false, false},
 		{"kafka", startKafka, topicToTopic, true, false, false},
+		{"franz-go", startFranzCount, topicCount, true, false, false},
+		{"kafka-atleastonce", startKafkaCount(false), topicCount, true, false, false},
+		{"kafka-exactlyonce", startKafkaCount(true), topicCount, true, false, false},
 	}
 }
 
@@ -162,10 +165,10 @@ func run(c config) int {
 		}
 		s := setup{shape: rs.shape, acked: rs.acked, pending: c.pending, ackers: c.ackers, spoutWait: c.spoutWait, flushOff: rs.flushOff}
 		t := t
-		if rs.shape == topicToTopic {
-			t, s.records = kafkaTiming(t)
+		if rs.shape == topicToTopic || rs.shape == topicCount {
+			t, s.fill = kafkaTiming(t)
 		}
-		if rs.shape == ackedCount || rs.shape == statefulCount {
+		if rs.shape == ackedCount || rs.shape == statefulCount || rs.shape == topicCount {
 			s.pending = statePending
 		}
 		full := median(rs, s, t, c.count)
@@ -201,12 +204,13 @@ func run(c config) int {
 }
 
 // kafkaTiming bounds a Kafka case's warm-up and measure (0.3 s and 1 s at
-// most) and returns the backlog to pre-fill for them: franz-go alone moves
-// over a million records a second here, and a backlog for the default 6 s
-// would cost gigabytes of broker memory.
-func kafkaTiming(t timing) (timing, int) {
+// most) and returns how long to fill the backlog for them: twice their
+// length, at the rate one client produces (see kafka.go). franz-go
+// alone moves over a million records a second here, and a backlog for the
+// default 6 s would cost gigabytes of broker memory.
+func kafkaTiming(t timing) (timing, time.Duration) {
 	t.warmup, t.measure = min(t.warmup, 300*time.Millisecond), min(t.measure, time.Second)
-	return t, int(2_000_000 * (t.warmup + t.measure).Seconds())
+	return t, 2 * (t.warmup + t.measure)
 }
 
 func runOne(rs runSpec, s setup, t timing) result {

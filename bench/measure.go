@@ -27,6 +27,7 @@ const (
 	topicToTopic                   // Kafka topic -> topic (issue 22)
 	ackedCount                     // the word count acked, without state (issue 23's baseline)
 	statefulCount                  // the word count with a stateful count bolt, 1 s checkpoints on Pebble (issue 23)
+	topicCount                     // Kafka topic -> count by key -> topic (issue 31)
 )
 
 func (s shape) String() string {
@@ -47,6 +48,8 @@ func (s shape) String() string {
 		return "wordcount"
 	case statefulCount:
 		return "wordcount-stateful(pebble,1s)"
+	case topicCount:
+		return "topic->count->topic"
 	}
 	return fmt.Sprintf("shape(%d)", int(s))
 }
@@ -69,8 +72,8 @@ type setup struct {
 	// flushOff sets topology.batch.flush.interval.millis to 0: batches leave
 	// only when full or when their task runs dry (the slow source's "before").
 	flushOff bool
-	// records is the backlog a Kafka case pre-fills its input topic with.
-	records int
+	// fill is how long a Kafka case fills its input topic before the run.
+	fill time.Duration
 	// hops, when set, is the hop probe of the run's topology (goshelter only,
 	// given to Run through its ctx): the run then reports where the time goes,
 	// not figures.

@@ -187,9 +187,12 @@ func ratiosLine(results []result) string {
 	kc := fmtRatio(ratio(find(results, "kafka", true, topicToTopic, false), find(results, "franz-go", true, topicToTopic, false)))
 	sp := fmtRatio(ratio(find(results, "goshelter", true, statefulCount, false), find(results, "goshelter", true, ackedCount, false)))
 	vsLimit, p50us := worstPaced(results)
-	return fmt.Sprintf("ratios: unacked_vs_limit=%s acked_vs_unacked=%s acked_vs_watermill=%s unacked_vs_tuple_limit=%s acked_vs_limit=%s p99_50pct_ms=%s p99_50pct_vs_limit=%s p50_50pct_us=%s slow_source_p99_ms=%s kafka_vs_client=%s stateful_vs_plain=%s",
+	eos := find(results, "kafka-exactlyonce", true, topicCount, false)
+	eo := fmtRatio(ratio(eos, find(results, "kafka-atleastonce", true, topicCount, false)))
+	ec := fmtRatio(ratio(eos, find(results, "franz-go", true, topicCount, false)))
+	return fmt.Sprintf("ratios: unacked_vs_limit=%s acked_vs_unacked=%s acked_vs_watermill=%s unacked_vs_tuple_limit=%s acked_vs_limit=%s p99_50pct_ms=%s p99_50pct_vs_limit=%s p50_50pct_us=%s slow_source_p99_ms=%s kafka_vs_client=%s stateful_vs_plain=%s eos_vs_atleastonce=%s eos_vs_client=%s",
 		fmtRatio(ratio(gu, cu)), fmtRatio(ratio(ga, gu)), fmtRatio(ratio(ga, wa)),
-		fmtRatio(ratio(gu, ct)), fmtRatio(ratio(ga, ca)), p99ms(half), vsLimit, p50us, p99ms(slow), kc, sp)
+		fmtRatio(ratio(gu, ct)), fmtRatio(ratio(ga, ca)), p99ms(half), vsLimit, p50us, p99ms(slow), kc, sp, eo, ec)
 }
 
 // printTargets checks issue 24's targets (ratios within the run).
@@ -216,6 +219,8 @@ func printTargets(w io.Writer, results []result) {
 	check("acked spout->null vs chan acked", v, ok, 0.8)
 	v, ok = ratio(find(results, "goshelter", true, statefulCount, false), find(results, "goshelter", true, ackedCount, false))
 	check("stateful wordcount (pebble, 1s) vs without state", v, ok, 0.5) // issue 23
+	v, ok = ratio(find(results, "kafka-exactlyonce", true, topicCount, false), find(results, "kafka-atleastonce", true, topicCount, false))
+	check("kafka exactly-once count vs at-least-once", v, ok, 0.5) // issue 31
 	for _, sh := range []shape{oneHop, twoHop} {
 		what := fmt.Sprintf("p99 complete at 50%%, %v, vs chan acked's p99", sh)
 		v, ok := pacedVsLimit(results, sh)

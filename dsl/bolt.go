@@ -22,8 +22,16 @@ type BoltSpec struct {
 	// Impl is the implementation's own description of the bolt (multilang keeps its
 	// command and declared streams here); the runtime ignores it.
 	Impl any
+	// StateSchema describes how a [Stateful] bolt's State is stored (the
+	// shape of its key and value types); empty for other bolts. The host
+	// records it with the checkpoints and refuses to restore a state that
+	// was stored under another one.
+	StateSchema string
 
 	hooks hookCheck // the handler type's optional hooks, checked by Build
+	// stateKey and stateValue are a Stateful bolt's State types, which
+	// Build checks can be stored (nil for other bolts).
+	stateKey, stateValue reflect.Type
 }
 
 // Handler processes one input of an auto-ack bolt.

@@ -15,9 +15,11 @@ import (
 // belongs to its task: the handler reads and changes it on the task's
 // goroutine only, and must not keep it past the call.
 //
-// Keys and values are stored in a binary form for strings, byte slices, bools
-// and numbers, and as JSON for other types, so V's exported fields are what
-// survives a crash.
+// Keys and values are stored in a binary form for strings and numbers, and
+// as JSON for other types. Build refuses a K or V that JSON cannot give back
+// as it was (an unexported field at any depth, an interface, a func, a
+// channel; a pointer in K), and the host refuses to restore a state stored
+// with other types.
 type State[K comparable, V any] struct {
 	// entries holds every key with a value, and every key deleted since the
 	// last checkpoint (deleted set), so that a Get and a Put cost one map

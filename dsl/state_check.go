@@ -44,6 +44,7 @@ func (v *validator) state() {
 		if !c.Stateful() {
 			continue
 		}
+		v.stateTypes(c)
 		for _, up := range v.upstream(c) {
 			switch up.kindName() {
 			case windowKind, "shell":

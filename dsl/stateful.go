@@ -27,7 +27,8 @@ func Stateful[In any, K comparable, V any](execute func(in In, st *State[K, V], 
 // state (a metric, a buffer), which needs no lock there. Only the State is
 // checkpointed.
 func StatefulFrom[In any, K comparable, V any](newHandler func(TaskInfo) func(in In, st *State[K, V], out Emitter) error) *BoltSpec {
-	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: statefulKind, Typed: func(info TaskInfo) TypedBolt {
+	k, v := reflect.TypeFor[K](), reflect.TypeFor[V]()
+	return &BoltSpec{Input: reflect.TypeFor[In](), Kind: statefulKind, stateKey: k, stateValue: v, StateSchema: stateSchema(k, v), Typed: func(info TaskInfo) TypedBolt {
 		execute, state := newHandler(info), newState[K, V]()
 		return TypedBolt{
 			Handler: execute,

@@ -24,7 +24,8 @@
 //
 // The page (embedded: no network, no build step) shows the topology's summary
 // and restart history, its spouts and bolts with Storm UI's columns and last
-// errors, the live graph, and any component's tasks; it refreshes itself.
+// errors, the live graph, its configuration, and any component's tasks with
+// the metrics they report; it refreshes itself.
 // [Listen] binds the loopback interface unless given a host, and bounds what
 // a client can hold (timeouts, 64 connections at once).
 //
@@ -58,7 +59,8 @@
 //
 // Counters and latencies cover the current incarnation's life; rates and
 // capacity cover a window (at /stats and /graph, at least the last second; on
-// the REST API, the last ten minutes or the incarnation's life).
+// the REST API and the page, Storm UI's: the last ten minutes, three hours or
+// day, or the incarnation's life).
 // Times are wall-clock even when the topology runs on a manual clock.
 // docs/OBSERVABILITY.md lists the metric names and the JSON fields.
 package observe

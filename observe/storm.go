@@ -53,7 +53,9 @@ type stormTopology struct {
 	TopologyStats            []stormWindowStats `json:"topologyStats"`
 	Spouts                   []stormSpout       `json:"spouts"`
 	Bolts                    []stormBolt        `json:"bolts"`
-	Configuration            map[string]any     `json:"configuration"`
+	// Configuration is every key the topology runs with, as Storm UI's
+	// topology page lists it: see configuration.
+	Configuration map[string]any `json:"configuration"`
 	// goshelter's own
 	InFlight int64        `json:"inFlight"`
 	Events   []stormEvent `json:"events"` // oldest first
@@ -114,6 +116,10 @@ type stormSpout struct {
 	stormLastError
 	// goshelter's own
 	Pending int64 `json:"pending"`
+	// OutsideCheckpoint says the spout is a reliable one declared
+	// dsl.OutsideCheckpoint() in a topology with state: its messages are
+	// at-least-once for the state, as its source is never rewound to a cut.
+	OutsideCheckpoint bool `json:"outsideCheckpoint"`
 	stormCheckpoint
 }
 
@@ -288,21 +294,26 @@ func (a *stormAPI) request(w http.ResponseWriter, r *http.Request) (window strin
 	switch window {
 	case "":
 		return windowAllTime, true // Storm's default
-	case windowTenMinutes, windowAllTime:
+	case windowTenMinutes, windowThreeHours, windowOneDay, windowAllTime:
 		return window, true
 	}
-	writeJSON(w, http.StatusBadRequest, apiError{Error: "Bad Request", ErrorMessage: fmt.Sprintf("window %q: goshelter serves %q and %q", window, windowTenMinutes, windowAllTime)})
+	writeJSON(w, http.StatusBadRequest, apiError{Error: "Bad Request", ErrorMessage: fmt.Sprintf("window %q: goshelter serves Storm's %q, %q, %q and %q",
+		window, windowTenMinutes, windowThreeHours, windowOneDay, windowAllTime)})
 	return "", false
 }
 
-// windows returns cur over Storm's two windows, the last ten minutes and all
-// time, and the one the request chose.
-func (a *stormAPI) windows(cur supervision.Stats, window string) (tenMin, allTime, chosen windowed) {
-	tenMin, allTime = a.hist.window(cur, windowTenMinutes), a.hist.window(cur, windowAllTime)
-	if window == windowTenMinutes {
-		return tenMin, allTime, tenMin
+// windows returns cur over each of Storm's windows (the last ten minutes,
+// three hours, day, and all time, in that order), and the one the request
+// chose.
+func (a *stormAPI) windows(cur supervision.Stats, window string) (all []windowed, chosen windowed) {
+	for _, name := range stormWindows {
+		w := a.hist.window(cur, name)
+		all = append(all, w)
+		if name == window {
+			chosen = w
+		}
 	}
-	return tenMin, allTime, allTime
+	return all, chosen
 }
 
 func (a *stormAPI) topology(w http.ResponseWriter, r *http.Request) {
@@ -312,19 +323,22 @@ func (a *stormAPI) topology(w http.ResponseWriter, r *http.Request) {
 	}
 	sys := r.URL.Query().Get("sys") == "1"
 	cur := a.stats()
-	tenMin, allTime, chosen := a.windows(cur, window)
+	all, chosen := a.windows(cur, window)
 	t := stormTopology{
 		stormTopologySummary: a.topologySummary(cur),
 		MsgTimeout:           int64(a.topo.Settings.MessageTimeout.Seconds()),
 		Window:               window, WindowHint: windowHint(window),
 		Debug:         a.topo.Settings.Debug,
-		TopologyStats: []stormWindowStats{a.topologyWindow(cur, tenMin), a.topologyWindow(cur, allTime)},
+		TopologyStats: make([]stormWindowStats, 0, len(all)),
 		Spouts:        []stormSpout{},
 		Bolts:         []stormBolt{},
-		Configuration: jsonSafe(a.topo.Conf),
+		Configuration: configuration(a.topo),
 		InFlight:      cur.InFlight,
 		Events:        events(cur.Events),
 		Stateful:      a.topo.HasState(),
+	}
+	for _, w := range all {
+		t.TopologyStats = append(t.TopologyStats, a.topologyWindow(cur, w))
 	}
 	sums := chosen.byComponent(cur)
 	for _, c := range a.topo.Components {
@@ -391,8 +405,16 @@ func (a *stormAPI) spout(cur supervision.Stats, id string, s componentWindow) st
 		Emitted: s.c.Emitted, Transferred: s.c.Transferred, Acked: s.c.Acked, Failed: s.c.Failed,
 		CompleteLatency: msString(s.c.CompleteTime, s.c.CompleteSamples),
 		stormLastError:  a.lastError(cur, id), Pending: cur.Components[id].Pending,
-		stormCheckpoint: checkpointOf(cur.Components[id]),
+		OutsideCheckpoint: a.outsideCheckpoint(id),
+		stormCheckpoint:   checkpointOf(cur.Components[id]),
 	}
+}
+
+// outsideCheckpoint reports whether spout id takes no part in the
+// checkpoints of a topology with state (dsl.OutsideCheckpoint).
+func (a *stormAPI) outsideCheckpoint(id string) bool {
+	c := a.topo.Component(id)
+	return a.topo.HasState() && c != nil && c.Spout != nil && c.Spout.Reliable && c.OutsideCheckpoint
 }
 
 func (a *stormAPI) bolt(cur supervision.Stats, id string, s componentWindow) stormBolt {
@@ -427,14 +449,14 @@ func (a *stormAPI) component(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cur := a.stats()
-	tenMin, allTime, chosen := a.windows(cur, window)
+	all, chosen := a.windows(cur, window)
 	c := stormComponent{
 		ID: id, EncodedID: url.PathEscape(id), Name: a.topo.Name, TopologyID: a.topologyID(),
 		EncodedTopologyID: url.PathEscape(a.topologyID()), TopologyStatus: status(cur), ComponentType: kind,
 		Window: window, WindowHint: windowHint(window), Debug: a.topo.Settings.Debug,
 		ComponentErrors: []stormError{}, ExecutorStats: []stormExecutorStat{},
 	}
-	for _, w := range []windowed{tenMin, allTime} {
+	for _, w := range all {
 		s := w.byComponent(cur)[id]
 		if kind == "spout" {
 			c.SpoutSummary = append(c.SpoutSummary, stormSpoutWindow{
@@ -539,16 +561,17 @@ func msString(total time.Duration, n int64) string {
 	return fmt.Sprintf("%.3f", ms(total)/float64(n))
 }
 
-// windowHint is Storm's name for a window: "10m 0s" or "All time".
+// windowHint is Storm's name for a window: "10m 0s", "3h 0m 0s",
+// "1d 0h 0m 0s" or "All time".
 func windowHint(window string) string {
-	if window == windowTenMinutes {
-		return prettyDuration(tenMinutes)
+	if i, ok := spanOf(window); ok {
+		return prettyDuration(spans[i].length)
 	}
 	return "All time"
 }
 
-// windowPretty names the span a window's figures cover, which for ten minutes
-// can be a little more or less (see history.window).
+// windowPretty names the span a window's figures cover, which for a window of
+// fixed length can be a little more or less (see history.window).
 func windowPretty(w windowed) string {
 	if w.window == windowAllTime {
 		return "All time"

@@ -100,8 +100,13 @@ func TestStormTopologyFieldNamesAndFigures(t *testing.T) {
 		t.Errorf("default window: window %v, hint %v, msgTimeout %v", body["window"], body["windowHint"], body["msgTimeout"])
 	}
 	stats := body["topologyStats"].([]any)
-	if len(stats) != 2 {
-		t.Fatalf("topologyStats has %d windows, want 600 and :all-time", len(stats))
+	if len(stats) != 4 {
+		t.Fatalf("topologyStats has %d windows, want Storm's four: 600, 10800, 86400 and :all-time", len(stats))
+	}
+	for i, want := range []string{"600", "10800", "86400", ":all-time"} {
+		if w := stats[i].(map[string]any)["window"]; w != want {
+			t.Errorf("topologyStats[%d] is window %v, want %s (Storm's order)", i, w, want)
+		}
 	}
 	for _, w := range stats {
 		hasFields(t, "a topologyStats window", w, "windowPretty", "window", "emitted", "transferred", "completeLatency", "acked", "failed")
@@ -191,7 +196,7 @@ func TestStormErrorsAreJSON(t *testing.T) {
 	for path, status := range map[string]int{
 		"/api/v1/topology/nope":                      http.StatusNotFound,
 		"/api/v1/topology/t/component/nope":          http.StatusNotFound,
-		"/api/v1/topology/t?window=10800":            http.StatusBadRequest,
+		"/api/v1/topology/t?window=3600":             http.StatusBadRequest,
 		"/api/v1/topology/t/component/bolt?window=x": http.StatusBadRequest,
 		"/api/v1/topology/t/graph?window=x":          http.StatusBadRequest,
 	} {
@@ -263,11 +268,11 @@ func TestTenMinuteWindowWhileWatched(t *testing.T) {
 			t.Errorf("at 5 min: span %v, emitted %d; want the incarnation's life", w.span, w.tasks[1].Emitted)
 		}
 	}
-	if w.span < tenMinutes || w.span > tenMinutes+sampleGap || w.tasks[1].Emitted != 10*int64(w.span/time.Second) {
+	if gap := spans[0].gap; w.span < tenMinutes || w.span > tenMinutes+gap || w.tasks[1].Emitted != 10*int64(w.span/time.Second) {
 		t.Errorf("at 15 min: span %v, emitted %d; want ten minutes or a sample gap more", w.span, w.tasks[1].Emitted)
 	}
-	if len(h.samples) > int(tenMinutes/sampleGap)+2 {
-		t.Errorf("%d samples kept", len(h.samples))
+	if len(h.samples[0]) > int(tenMinutes/spans[0].gap)+2 {
+		t.Errorf("%d samples kept", len(h.samples[0]))
 	}
 	if all := h.window(at(15*time.Minute, 1, 10), windowAllTime); all.span != 15*time.Minute || all.tasks[1].Emitted != 9000 {
 		t.Errorf("all time: span %v, emitted %d", all.span, all.tasks[1].Emitted)
@@ -295,8 +300,40 @@ func TestTenMinuteWindowRestartsWithTheIncarnation(t *testing.T) {
 	for s := time.Duration(0); s <= 12*time.Minute; s += 10 * time.Second {
 		h.window(at(s, 1, 10), windowTenMinutes)
 	}
-	if w := h.window(at(30*time.Second, 2, 10), windowTenMinutes); w.span != 30*time.Second || w.tasks[1].Emitted != 300 || len(h.samples) != 1 {
-		t.Errorf("after a restart: span %v, emitted %d, %d samples", w.span, w.tasks[1].Emitted, len(h.samples))
+	if w := h.window(at(30*time.Second, 2, 10), windowTenMinutes); w.span != 30*time.Second || w.tasks[1].Emitted != 300 || len(h.samples[0]) != 1 {
+		t.Errorf("after a restart: span %v, emitted %d, %d samples", w.span, w.tasks[1].Emitted, len(h.samples[0]))
+	}
+}
+
+// TestEveryStormWindowWhileWatched: a page refreshing every 30 s for two
+// days sees each of Storm's windows cover its length (or a sample gap more),
+// from a bounded number of kept snapshots, and each window's figures are the
+// tuples of its span.
+func TestEveryStormWindowWhileWatched(t *testing.T) {
+	var h history
+	end := 48 * time.Hour
+	for s := time.Duration(0); s <= end; s += 30 * time.Second {
+		h.window(at(s, 1, 10), windowAllTime)
+	}
+	for i, sp := range spans {
+		w := h.window(at(end, 1, 10), sp.window)
+		if w.span < sp.length || w.span > sp.length+sp.gap || w.tasks[1].Emitted != 10*int64(w.span/time.Second) {
+			t.Errorf("window %s: span %v, emitted %d; want %v to %v and 10 a second", sp.window, w.span, w.tasks[1].Emitted, sp.length, sp.length+sp.gap)
+		}
+		if n := len(h.samples[i]); n > int(sp.length/sp.gap)+2 {
+			t.Errorf("window %s keeps %d snapshots", sp.window, n)
+		}
+		if hint := windowHint(sp.window); hint != prettyDuration(sp.length) {
+			t.Errorf("window %s is called %q", sp.window, hint)
+		}
+	}
+	if all := h.window(at(end, 1, 10), windowAllTime); all.span != end {
+		t.Errorf("all time covers %v, want the incarnation's %v", all.span, end)
+	}
+	for window, want := range map[string]string{"600": "10m 0s", "10800": "3h 0m 0s", "86400": "1d 0h 0m 0s", ":all-time": "All time"} {
+		if got := windowHint(window); got != want {
+			t.Errorf("windowHint(%s) = %q, want Storm's %q", window, got, want)
+		}
 	}
 }
 
@@ -321,6 +358,9 @@ func TestStormWindowChoosesTheFigures(t *testing.T) {
 	}{
 		{"", 1200},
 		{"?window=600", 800},
+		// Three hours and a day: the incarnation's 30 minutes, all of it.
+		{"?window=10800", 1200},
+		{"?window=86400", 1200},
 	} {
 		srv, err := listen("127.0.0.1:0", newHandler(sampleTopology(t), script(sampleStats(time.Minute, 1), sampleStats(30*time.Minute, 3))), defaultLimits)
 		if err != nil {

@@ -20,7 +20,7 @@ var _ = Describe("The samples", Label("edges", "samples"), Ordered, func() {
 	var bin string // directory of the built samples
 	BeforeAll(func() {
 		bin = GinkgoT().TempDir()
-		for _, sample := range []string{"multilang", "wordcount"} {
+		for _, sample := range allSamples {
 			build := exec.Command("go", "build", "-o", filepath.Join(bin, sample), "../samples/"+sample)
 			build.Stderr = GinkgoWriter
 			Expect(build.Run()).To(Succeed(), "building samples/%s", sample)
@@ -68,6 +68,34 @@ var _ = Describe("The samples", Label("edges", "samples"), Ordered, func() {
 		Expect(acked+failed+pending).To(Equal(emitted), "every sentence handed out is accounted for: %s", summary)
 	})
 
+	It("prints the multilang summary, then exits 1, when a shell bolt crashes under WithoutRestarts", func() {
+		if _, err := exec.LookPath("python3"); err != nil {
+			Skip("python3 is not installed")
+		}
+		// crashing_split.py exits 3 after 200 inputs. The sample runs without
+		// restarts, so the topology fails; running.Done() used to return the
+		// failure before the summary, and the sample exited 1 silently.
+		stdout, stderr, exit := sample(Scaled(20*time.Second), "multilang",
+			"-duration", "10s", "-bolt-cmd", "python3 crashing_split.py", "-dir", "../samples/multilang/testdata")
+		Expect(exit).To(Equal(1), "a failed topology exits non-zero; stderr ends:\n%s", sampleTail(stderr))
+		summary := sampleLastLine(stdout)
+		Expect(summary).To(MatchRegexp(`^summary: emitted=\d+ acked=\d+ failed=\d+ pending=\d+ words=\d+ `), "stdout ends:\n%s", sampleTail(stdout))
+		Expect(sampleLastLine(stderr)).To(ContainSubstring("crashing on purpose"), "the failure comes after the summary, naming its cause")
+	})
+
+	It("prints the guaranteed summary, then exits 1, when supervision gives up", func() {
+		// -max-restarts 0: the spout's first crash fails the topology.
+		stdout, stderr, exit := sample(Scaled(20*time.Second), "guaranteed",
+			"-duration", "10s", "-crash-every", "100", "-max-restarts", "0")
+		Expect(exit).To(Equal(1), "stderr ends:\n%s", sampleTail(stderr))
+		summary := sampleLastLine(stdout)
+		m := regexp.MustCompile(`^summary: emitted=(\d+) acked=\d+ failed=\d+ replayed=\d+ pending=\d+ lost=(\d+) restarts=0 `).FindStringSubmatch(summary)
+		Expect(m).NotTo(BeNil(), "the last line is not the summary: %q", summary)
+		Expect(m[1]).To(Equal("100"), "the spout crashed at its 100th item: %s", summary)
+		Expect(m[2]).To(Equal("0"), "the failure lost nothing: %s", summary)
+		Expect(sampleLastLine(stderr)).To(ContainSubstring("crashing after 100 tuples"))
+	})
+
 	It("ends the word count with the words it split all counted", func() {
 		stdout, stderr, exit := sample(Scaled(20*time.Second), "wordcount", "-duration", "1s")
 		Expect(exit).To(Equal(0), "stderr ends:\n%s", sampleTail(stderr))
@@ -90,12 +118,33 @@ var _ = Describe("The samples", Label("edges", "samples"), Ordered, func() {
 		})
 	}
 
+	for _, name := range allSamples {
+		It("names "+name+" in -h, not the path go run built it at", func() {
+			_, stderr, exit := sample(Scaled(10*time.Second), name, "-h")
+			Expect(exit).To(Equal(0), stderr)
+			Expect(stderr).To(HavePrefix("Usage of "+name+":"), "flag's own usage names os.Args[0], a build cache path under go run")
+			Expect(stderr).To(ContainSubstring("-status"), "every long-running sample serves the status page")
+		})
+	}
+
+	It("serves the status page with -status while the word count runs", func() {
+		// A port of its own, then free again: the sample listens on it.
+		stdout, stderr, exit := sample(Scaled(20*time.Second), "wordcount", "-duration", "1s", "-status", "127.0.0.1:0")
+		Expect(exit).To(Equal(0), "stderr ends:\n%s", sampleTail(stderr))
+		Expect(stderr).To(MatchRegexp(`status page at http://127\.0\.0\.1:\d+/`))
+		Expect(sampleLastLine(stdout)).To(HavePrefix("summary: "))
+	})
+
 	It("rejects arguments after serve by name, before reading any protocol", func() {
 		_, stderr, exit := sample(Scaled(10*time.Second), "wordcount", "serve", "count")
 		Expect(exit).NotTo(Equal(0))
 		Expect(stderr).To(ContainSubstring(`unexpected argument "count"`))
 	})
 })
+
+// allSamples are the samples the specs build, those of modules of their own
+// (jetstream, kafka, statefulcount) through go.work.
+var allSamples = []string{"guaranteed", "jetstream", "kafka", "multilang", "statefulcount", "trending", "wordcount"}
 
 // sampleLastLine returns the last non-empty line of s.
 func sampleLastLine(s string) string {

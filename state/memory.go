@@ -80,7 +80,7 @@ func (m *Memory) Scan(ctx context.Context, space string, fn func(key, value []by
 
 // Commit applies c's changes and records c.ID as committed, atomically. It
 // returns an error wrapping [ErrStale] when c.ID is not above the committed
-// ID.
+// ID, and one wrapping [ErrDiverged] when the committed ID is not c.Previous.
 func (m *Memory) Commit(ctx context.Context, c Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -92,6 +92,9 @@ func (m *Memory) Commit(ctx context.Context, c Checkpoint) error {
 	}
 	if c.ID <= m.committed {
 		return fmt.Errorf("state: commit checkpoint %d, committed %d: %w", c.ID, m.committed, ErrStale)
+	}
+	if c.Previous != m.committed {
+		return fmt.Errorf("state: commit checkpoint %d after %d, committed %d: %w", c.ID, c.Previous, m.committed, ErrDiverged)
 	}
 	for _, ch := range c.Changes {
 		kv := m.spaces[ch.Space]

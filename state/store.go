@@ -10,6 +10,15 @@ import (
 // second process on the same store) must not overwrite newer state.
 var ErrStale = errors.New("state: checkpoint is not newer than the committed one")
 
+// ErrDiverged is returned by [Store.Commit] for a checkpoint whose Previous
+// is not the store's committed ID: the store is not where its writer left it.
+// It went back (a Redis restarted empty, a directory restored from an old
+// backup) or another writer committed meanwhile (two processes on one
+// store). Carrying on would checkpoint a state built on commits the store no
+// longer holds, or overwrite another writer's; the runtime stops the topology
+// instead of restarting it, and a restart does not help until someone looks.
+var ErrDiverged = errors.New("state: the store's committed checkpoint is not the one its writer committed last")
+
 // ErrClosed is returned by a Store's methods after Close.
 var ErrClosed = errors.New("state: store closed")
 
@@ -28,8 +37,12 @@ type Change struct {
 // every task since the previous checkpoint, recorded with its ID.
 type Checkpoint struct {
 	// ID numbers checkpoints from 1; each commit's ID is above the last one's.
-	ID      uint64
-	Changes []Change
+	ID uint64
+	// Previous is the ID of the checkpoint its writer committed last (or read
+	// as committed when it started), 0 for none: the store commits c only if
+	// that is still its committed ID, in the same atomic step as the commit.
+	Previous uint64
+	Changes  []Change
 }
 
 // Store keeps the committed checkpoints of one topology. Its methods are
@@ -45,7 +58,9 @@ type Store interface {
 	// Commit applies c's changes and records c.ID as committed, atomically
 	// and durably: after a crash at any moment a reader sees all of c or none
 	// of it. It returns an error wrapping [ErrStale] when c.ID is not above
-	// the committed ID, and changes nothing then.
+	// the committed ID, else one wrapping [ErrDiverged] when the committed ID
+	// is not c.Previous, and changes nothing then. Both errors name the two
+	// IDs.
 	Commit(ctx context.Context, c Checkpoint) error
 	// Close releases the store. Close is idempotent; other methods return
 	// [ErrClosed] afterwards.

@@ -42,7 +42,10 @@
 // failed bolt) is released when that drain ends, so the restart waits for no
 // grace unless a task is stuck in user code. The count goes back to zero only
 // after an incarnation has run for the stable period without failing. Failures
-// that arrive while a restart is under way are coalesced into it.
+// that arrive while a restart is under way are coalesced into it. A failure
+// wrapping state.ErrDiverged (the store lost checkpoints this process
+// committed) is never restarted: a new incarnation would start over from
+// what the store has left, so the host gives up at once.
 //
 // # At-least-once across restarts
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/goshelter/goshelter/actors"
+	"github.com/goshelter/goshelter/state"
 )
 
 // ErrGaveUp is wrapped by Wait's error when the host stopped restarting.
@@ -58,3 +59,9 @@ func stuckTask(topology string, f actors.Failure) *TaskError {
 func taskError(topology string, f actors.Failure) *TaskError {
 	return &TaskError{Topology: topology, Component: f.Component, Task: f.Task, Err: f.Err, Stack: f.Stack}
 }
+
+// fatal reports a failure that a restart cannot mend: the store diverged
+// from what this process committed (state.ErrDiverged), so a new incarnation
+// would restore from checkpoints the process knows are gone. The topology
+// stops with a GaveUp event instead of restarting from nothing.
+func fatal(err error) bool { return errors.Is(err, state.ErrDiverged) }

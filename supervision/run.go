@@ -205,7 +205,7 @@ func (r *Running) loop() {
 			r.keepErrors(inc) // Storm UI's last error survives the restart
 			r.dropCurrent()
 			for {
-				if r.opts.restartsOff || attempt >= r.opts.restarts.Max {
+				if r.opts.restartsOff || attempt >= r.opts.restarts.Max || fatal(err) {
 					if inc != nil {
 						r.stopIncarnation(inc, ended) // the topology is down: no drain
 					}

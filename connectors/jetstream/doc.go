@@ -37,6 +37,40 @@
 // tree is replayed. Each record carries a Nats-Msg-Id, so the stream stores a
 // replayed record once within its duplicate window.
 //
+// # Exactly-once in a topology with state
+//
+// When the topology has state (dsl.Stateful bolts and a store), both take
+// part in its checkpoints ([dsl.TaskInfo].Checkpointed), and a crash
+// anywhere neither loses nor repeats a message in the state or the output
+// stream:
+//
+//   - The spout is a positioned source. Every task reads the whole stream
+//     (its filter subjects applied) through a durable consumer of its own,
+//     named <durable>-t<index>-<suffix>, and hands out the messages whose
+//     stream sequence mod the parallelism is its index. Its position, stored
+//     with each checkpoint, is the sequence after the last message it
+//     handed out or passed over; after a restart or a crash it starts there.
+//     The consumers use AckAll and are acked only up to what a committed
+//     checkpoint covers, so their ack floor shows the committed lag; they
+//     are deleted when the task stops. A failed tree is not nacked: the
+//     topology rolls back and replays it. With no checkpoint yet a task reads
+//     from the stream's start. Each task reads every message, so the spout
+//     reads the stream parallelism times.
+//   - The sink writes ahead: a task keeps each input's record (acking the
+//     input at once), its records are committed with the checkpoint, and it
+//     publishes them after the commit with ids derived from the topology,
+//     component, task, checkpoint and place (or Record.MsgID when set).
+//     After a crash the last committed checkpoint's records are published
+//     again with the same ids and stored once. Costs: the output goes
+//     through the store and reaches the stream about a checkpoint interval
+//     later. Requirements: the stream's Duplicates window must outlast the
+//     longest recovery ([WithDuplicateWindow], checked on the first
+//     acknowledgement from each stream); what a task keeps is capped
+//     ([WithKeptBytes]).
+//
+// A spout declared with dsl.OutsideCheckpoint(), and any spout or sink in a
+// topology without state, keeps the at-least-once behaviour above.
+//
 // # Lifetimes
 //
 // Each task opens its own connection, which reconnects by itself when the

@@ -20,7 +20,9 @@ type config struct {
 	nackMax    time.Duration
 	buffer     int
 	pubTimeout time.Duration
-	err        error // the first bad option: the tasks fail with it at start
+	keptMax    int           // checkpointed sink: bytes of records it keeps
+	dupWindow  time.Duration // checkpointed sink: the least Duplicates window of a stream it writes to
+	err        error         // the first bad option: the tasks fail with it at start
 }
 
 func newConfig(opts []Option) config {
@@ -30,6 +32,8 @@ func newConfig(opts []Option) config {
 		nackMax:    30 * time.Second,
 		buffer:     512,
 		pubTimeout: 5 * time.Second,
+		keptMax:    8 << 20,
+		dupWindow:  time.Minute,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -108,6 +112,40 @@ func WithPublishTimeout(d time.Duration) Option {
 			return
 		}
 		c.pubTimeout = d
+	}
+}
+
+// WithKeptBytes caps what a checkpointed sink task keeps (default 8 MiB): the
+// records of its inputs since the last checkpoint plus those of committed
+// checkpoints the stream has not acknowledged yet, counted as their encoded
+// size. They are written to the store with each checkpoint. Over the cap the
+// task fails with an error naming it (a rollback; it does not stall, since a
+// checkpoint cannot wait for a sink that holds back its acks): shorten the
+// checkpoint interval or raise the cap. Without state the sink keeps nothing.
+func WithKeptBytes(n int) Option {
+	return func(c *config) {
+		if n < 1<<10 {
+			c.bad("WithKeptBytes(%d): want at least 1024", n)
+			return
+		}
+		c.keptMax = n
+	}
+}
+
+// WithDuplicateWindow sets the least Duplicates window (how long the stream
+// remembers message ids) that a checkpointed sink needs of each stream it
+// writes to (default 1 minute; JetStream's own default window is 2 minutes).
+// After a crash the sink publishes the last committed checkpoint's records
+// again with the same ids: the window must outlast the longest recovery (the
+// restart, the store's opening and the publish). A stream with a shorter
+// window fails the task with an error naming the stream.
+func WithDuplicateWindow(d time.Duration) Option {
+	return func(c *config) {
+		if d < 100*time.Millisecond {
+			c.bad("WithDuplicateWindow(%v): want at least 100ms (JetStream's least window)", d)
+			return
+		}
+		c.dupWindow = d
 	}
 }
 

@@ -21,12 +21,20 @@ import (
 // (Record.MsgID, or by default a hash of its subject and data), so a replayed
 // input is stored once within the stream's duplicate window; set MsgID when
 // two inputs with the same subject and data are distinct events.
+//
+// In a topology with state the sink is exactly-once instead: it acks each
+// input when it kept its record, and publishes the records after the
+// checkpoint that covers them committed, with ids derived from the
+// checkpoint (Record.MsgID, when set, is used as is); see the package doc,
+// [WithKeptBytes] and [WithDuplicateWindow].
 func Sink[In any](url string, record func(In) (Record, error), opts ...Option) *dsl.BoltSpec {
 	cfg := newConfig(opts)
 	if record == nil {
 		cfg.bad("Sink: nil record function")
 	}
-	return dsl.Manual(func(info dsl.TaskInfo) dsl.ManualHandler[In] {
+	// The constructor returns the concrete sink, so Build sees its
+	// checkpoint hooks (sink_checkpoint.go).
+	return dsl.Manual(func(info dsl.TaskInfo) *sink[In] {
 		return newSink(info, url, record, cfg)
 	})
 }
@@ -43,6 +51,10 @@ type sink[In any] struct {
 	mu    sync.Mutex // mu guards queue
 	queue []published
 	more  chan struct{} // queue grew
+
+	// w keeps the output for the checkpoints when the task is checkpointed
+	// (dsl.TaskInfo.Checkpointed); nil otherwise.
+	w *ahead
 }
 
 // published is a record waiting for its acknowledgement.
@@ -55,6 +67,9 @@ func newSink[In any](info dsl.TaskInfo, url string, record func(In) (Record, err
 	s := &sink[In]{info: info, log: info.Logger, record: record, more: make(chan struct{}, 1), err: cfg.err}
 	if s.log == nil {
 		s.log = zap.NewNop()
+	}
+	if info.Checkpointed {
+		s.w = newAhead(info, s.log, cfg)
 	}
 	if s.err == nil {
 		s.err = s.open(url, cfg)
@@ -76,6 +91,10 @@ func (s *sink[In]) open(url string, cfg config) error {
 		nc.Close()
 		return fmt.Errorf("opening JetStream: %w", err)
 	}
+	if s.w != nil {
+		go s.w.publish(s.info.Context(), nc, s.js)
+		return nil
+	}
 	go s.wait(s.info.Context(), nc)
 	return nil
 }
@@ -89,6 +108,14 @@ func (s *sink[In]) Execute(in In, input dsl.Tuple, c dsl.Collector) error {
 	r, err := s.record(in)
 	if err != nil {
 		return fmt.Errorf("sink %q: making the record: %w", s.info.Component, err)
+	}
+	if s.w != nil {
+		if err := s.w.keep(r); err != nil {
+			s.info.Fail(err)
+			return err
+		}
+		c.Ack(input) // kept: the checkpoint that covers it publishes it
+		return nil
 	}
 	id := r.MsgID
 	if id == "" {

@@ -23,6 +23,13 @@ import (
 // redelivers it), logged, and counted in the task's "jetstream.terminated"
 // metric. An acked tree acks its message; a failed one nacks it with a delay
 // (see [WithNackBackoff]).
+//
+// In a topology with state the spout is a positioned source instead: each
+// task reads through a consumer of its own named after durable, its
+// position is stored with the checkpoints, and the server's acks follow the
+// committed checkpoints (see the package doc). durable must then name one
+// spout only: the tasks of two spouts with the same durable would replace
+// each other's consumers.
 func Spout[T any](url, stream, durable string, translate func(Message) (T, error), opts ...Option) *dsl.SpoutSpec {
 	cfg := newConfig(opts)
 	if translate == nil {
@@ -34,7 +41,9 @@ func Spout[T any](url, stream, durable string, translate func(Message) (T, error
 	case durable == "":
 		cfg.bad("Spout: empty durable consumer name for stream %q", stream)
 	}
-	return dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[*entry, T] {
+	// The constructor returns the concrete source, so Build sees its
+	// Position and Rewind hooks.
+	return dsl.ReliableFrom(func(info dsl.TaskInfo) *source[T] {
 		return newSource(info, url, stream, durable, translate, cfg)
 	})
 }
@@ -75,6 +84,12 @@ type source[T any] struct {
 	settled    chan struct{} // inflight reached 0
 	period     atomic.Int64  // in-progress period in ns, set by the keeper
 	terminated int64
+	// cur is the task's place in the stream when the runtime checkpoints it
+	// (dsl.TaskInfo.Checkpointed, position.go); nil otherwise.
+	cur *cursor
+	// start runs the positioned keeper on the first Next, once Rewind had
+	// its chance to set where it starts; nil when it runs or no keeper is due.
+	start func()
 }
 
 func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate func(Message) (T, error), cfg config) *source[T] {
@@ -90,6 +105,11 @@ func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate 
 		return s
 	}
 	k := &keeper[T]{src: s, url: url, stream: stream, durable: durable}
+	if info.Checkpointed {
+		s.cur = &cursor{}
+		s.start = func() { go k.runPositioned(info.Context(), s.cur.next) }
+		return s
+	}
 	go k.run(info.Context())
 	return s
 }
@@ -98,7 +118,14 @@ func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate 
 // it never waits for the server.
 func (s *source[T]) Next() (*entry, T, bool) {
 	var zero T
-	for range 16 { // bounded: a run of rejected messages must not hold the task
+	if s.start != nil {
+		s.start()
+		s.start = nil
+	}
+	// Bounded: a run of rejected messages must not hold the task. Passing
+	// over another task's message costs little and does not count: the
+	// buffer bounds it.
+	for rejected := 0; rejected < 16; {
 		b, ok := s.buf.pop()
 		if !ok {
 			return nil, zero, false
@@ -108,12 +135,16 @@ func (s *source[T]) Next() (*entry, T, bool) {
 		default:
 		}
 		m, err := toMessage(b.msg)
+		if err == nil && s.cur != nil && !s.cur.take(b.msg, m.StreamSeq, s.info) {
+			continue // another task's message
+		}
 		var t T
 		if err == nil {
 			t, err = s.translate(m)
 		}
 		if err != nil {
 			s.reject(b.msg, err)
+			rejected++
 			continue
 		}
 		e := &entry{msg: b.msg, seq: m.StreamSeq, delivered: m.Delivered, beat: b.beat}
@@ -127,6 +158,12 @@ func (s *source[T]) Next() (*entry, T, bool) {
 func (s *source[T]) reject(m jetstream.Msg, err error) {
 	s.terminated++
 	s.info.Metric("jetstream.terminated", s.terminated)
+	if s.cur != nil {
+		// In the checkpoint the message is skipped: the position moves past
+		// it, and the server's acks follow the positions.
+		s.log.Error("jetstream: skipping a message the translator rejected", zap.String("subject", m.Subject()), zap.Error(err))
+		return
+	}
 	s.log.Error("jetstream: terminating a message the translator rejected", zap.String("subject", m.Subject()), zap.Error(err))
 	if terr := m.TermWithReason(err.Error()); terr != nil {
 		s.log.Warn("jetstream: terminating a message failed; it will be redelivered", zap.Error(terr))
@@ -135,6 +172,10 @@ func (s *source[T]) reject(m jetstream.Msg, err error) {
 
 // Ack acks the message: its tree completed.
 func (s *source[T]) Ack(e *entry) {
+	if s.cur != nil { // the server hears of it with the checkpoints (Position)
+		s.close(e)
+		return
+	}
 	if err := e.msg.Ack(); err != nil {
 		// The server redelivers it after AckWait: a duplicate, never a loss.
 		s.log.Debug("jetstream: ack not sent", zap.Uint64("seq", e.seq), zap.Error(err))
@@ -145,6 +186,10 @@ func (s *source[T]) Ack(e *entry) {
 // Nack asks the server to redeliver the message after the back-off delay of
 // its delivery count.
 func (s *source[T]) Nack(e *entry) {
+	if s.cur != nil { // the topology rolls back and the rewind replays it
+		s.close(e)
+		return
+	}
 	if err := e.msg.NakWithDelay(backoff(s.cfg.nackBase, s.cfg.nackMax, e.delivered)); err != nil {
 		s.log.Debug("jetstream: nak not sent; redelivery after AckWait", zap.Uint64("seq", e.seq), zap.Error(err))
 	}

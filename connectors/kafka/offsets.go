@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -28,6 +29,17 @@ type partition struct {
 	polled, committed int64
 	paused            bool
 	gone              bool
+
+	// The positioned mode's account (see positioned.go). emitted is the
+	// offset after the last record emitted (or skipped), where a rewind to
+	// this task's position resumes: only the task's goroutine touches it.
+	// acked is the offset after the last record acked, what the group is
+	// told for lag monitoring. A held partition waits until holdUntil for a
+	// retry's back-off, its records taken meanwhile in backlog.
+	emitted, acked int64
+	held           bool
+	holdUntil      time.Time
+	backlog        []queued
 }
 
 // entry is a record in a partition's account.

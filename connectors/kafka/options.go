@@ -86,7 +86,13 @@ type config struct {
 	giveUp         func(Record)
 	client         []kgo.Opt
 	closeTimeout   time.Duration
+	discovery      time.Duration
+	share          share
+	sink           sinkConfig // the sink's own options
 }
+
+// share is this process's part of the tasks reading a spout's topics.
+type share struct{ index, count int }
 
 // Storm's KafkaSpoutConfig defaults.
 func defaults() config {
@@ -98,6 +104,8 @@ func defaults() config {
 		maxPoll:        500,
 		retry:          backoff{initial: 0, period: 2 * time.Millisecond, max: 10 * time.Second, retries: math.MaxInt},
 		closeTimeout:   5 * time.Second,
+		discovery:      10 * time.Second,
+		share:          share{index: 0, count: 1},
 	}
 }
 
@@ -112,7 +120,8 @@ func WithFirstPoll(f FirstPoll) Option { return func(c *config) { c.firstPoll = 
 // between the last committed offset and the last polled one (Storm's
 // maxUncommittedOffsets, default 10,000,000): at the bound the partition is
 // paused, and it resumes once a commit brings it below. Retries of failed
-// records are not held back by it.
+// records are not held back by it. The positioned mode (a topology with
+// state) ignores it: the topology's max spout pending bounds its open records.
 func WithMaxUncommitted(n int) Option { return func(c *config) { c.maxUncommitted = n } }
 
 // WithCommitPeriod sets how often the spout commits offsets (Storm's
@@ -129,7 +138,10 @@ func WithMaxPollRecords(n int) Option { return func(c *config) { c.maxPoll = n }
 // the n-th (n >= 2) period * 2^(n-1), never more than maxDelay; after
 // maxRetries retries the record is given up: committed past, logged at error
 // level, counted in the task's metric "kafka-gave-up" and passed to the
-// [WithGiveUp] function. Defaults: 0, 2 ms, 10 s and no limit (Storm's).
+// [WithGiveUp] function. Defaults: 0, 2 ms, 10 s and no limit (Storm's). In
+// a topology with state each failure rolls the topology back, and the retry
+// comes after the rewind, once its back-off is over; a record given up is
+// skipped (see "Exactly once" in the package doc).
 func WithRetry(initial, period, maxDelay time.Duration, maxRetries int) Option {
 	return func(c *config) {
 		c.retry = backoff{initial: initial, period: period, max: maxDelay, retries: maxRetries}
@@ -149,6 +161,24 @@ func WithClientOptions(opts ...kgo.Opt) Option {
 	return func(c *config) { c.client = append(c.client, opts...) }
 }
 
+// WithPartitionDiscovery sets how often a checkpointed spout task (see
+// "Exactly once" in the package doc) lists the partitions of its topics to
+// find those created since (default 10 s); it reads the new ones of its share
+// from their earliest offset. A consumer-group spout finds them through the
+// group and ignores it.
+func WithPartitionDiscovery(d time.Duration) Option { return func(c *config) { c.discovery = d } }
+
+// WithProcessShare makes this process's checkpointed spout one of count
+// processes reading the same topics exactly-once, the index-th (0-based):
+// with parallelism P, its task i is task index*P+i of count*P, and reads the
+// partitions that fall to that task (see "Several processes" in the package
+// doc). Every process must run the same spout definition with the same
+// parallelism, its own index, the same count and a store of its own; the
+// default, 0 of 1, reads every partition. A consumer-group spout ignores it.
+func WithProcessShare(index, count int) Option {
+	return func(c *config) { c.share = share{index: index, count: count} }
+}
+
 func (c *config) validate(what string) error {
 	switch {
 	case c.guarantee < AtLeastOnce || c.guarantee > NoGuarantee:
@@ -163,6 +193,10 @@ func (c *config) validate(what string) error {
 		return fmt.Errorf("kafka: %s: max poll records %d is not positive", what, c.maxPoll)
 	case c.retry.initial < 0 || c.retry.period < 0 || c.retry.max < 0 || c.retry.retries < 0:
 		return fmt.Errorf("kafka: %s: retry settings %+v have a negative value", what, c.retry)
+	case c.discovery <= 0:
+		return fmt.Errorf("kafka: %s: partition discovery period %v is not positive", what, c.discovery)
+	case c.share.count < 1 || c.share.index < 0 || c.share.index >= c.share.count:
+		return fmt.Errorf("kafka: %s: process share %d of %d is not one of 0..count-1 with count >= 1", what, c.share.index, c.share.count)
 	}
 	return nil
 }

@@ -27,6 +27,11 @@ import (
 // them for its length. The record's Key, Value and header values are handed
 // to the client as they are, not copied: they must not change (a tuple is
 // immutable). Sink panics when seeds is empty or route is nil.
+//
+// In a topology with state the sink is exactly-once: its records for each
+// checkpoint go in a Kafka transaction that commits only after the store
+// committed the checkpoint (see the package doc, "Exactly-once"), unless
+// [WithoutTransactions] makes it at-least-once.
 func Sink[In any](seeds []string, route func(In) Record, opts ...Option) *dsl.BoltSpec {
 	cfg := defaults()
 	for _, o := range opts {
@@ -38,7 +43,9 @@ func Sink[In any](seeds []string, route func(In) Record, opts ...Option) *dsl.Bo
 	case route == nil:
 		panic(errors.New("kafka: sink: the route function is nil"))
 	}
-	return dsl.Manual(func(info dsl.TaskInfo) dsl.ManualHandler[In] {
+	// The constructor's result is the concrete type, so that Build sees the
+	// checkpoint hooks.
+	return dsl.Manual(func(info dsl.TaskInfo) *sink[In] {
 		s, err := newSink(info, cfg, seeds, route)
 		if err != nil {
 			info.Fail(err)
@@ -58,7 +65,8 @@ func Sink[In any](seeds []string, route func(In) Record, opts ...Option) *dsl.Bo
 // applied. One promise function serves every record.
 type sink[In any] struct {
 	route   func(In) Record
-	cl      *kgo.Client // nil if it could not be created (the task failed)
+	cl      *kgo.Client // nil if it could not be created (the task failed) or under state
+	tx      *txns       // the transactional producers under state, else nil
 	ctx     context.Context
 	post    func(func(dsl.Collector))
 	log     *zap.Logger
@@ -70,6 +78,7 @@ type sink[In any] struct {
 	outcomes []*produced
 	spare    []*produced // the drained batch's slice, reused for the next one
 	posted   bool
+	failed   [2]bool // a record of the transaction on tx.cls[i] failed
 }
 
 // produced is an input in flight: the record produced for it and, once the
@@ -83,6 +92,7 @@ type produced struct {
 	rec             kgo.Record
 	input           dsl.Tuple
 	err             error
+	txn             int // the index in txns.cls of its producer, -1 outside transactions
 }
 
 func newSink[In any](info dsl.TaskInfo, cfg config, seeds []string, route func(In) Record) (*sink[In], error) {
@@ -99,6 +109,18 @@ func newSink[In any](info dsl.TaskInfo, cfg config, seeds []string, route func(I
 	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ProducerLinger(0)}, cfg.client...)
 	// Last, so no user option undoes the guarantee.
 	opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	if info.Checkpointed && !cfg.sink.atLeastOnce {
+		tx, err := newTxns(info, cfg.sink, opts, s.log)
+		if err != nil {
+			return s, err
+		}
+		s.tx = tx
+		// No flush at the end: a prepared transaction was flushed, and
+		// what the open one holds is past the last checkpoint, to be
+		// aborted and replayed.
+		context.AfterFunc(s.ctx, tx.close)
+		return s, nil
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return s, fmt.Errorf("kafka: creating the sink's client: %w", err)
@@ -120,19 +142,68 @@ func newSink[In any](info dsl.TaskInfo, cfg config, seeds []string, route func(I
 
 // Execute produces the input's record; its promise acks or fails the input.
 func (s *sink[In]) Execute(in In, input dsl.Tuple, c dsl.Collector) error {
-	if s.cl == nil {
+	if s.cl == nil && s.tx == nil {
 		return errors.New("kafka: sink has no client")
 	}
 	r := s.route(in)
 	if r.Topic == "" {
 		return fmt.Errorf("kafka: sink: route gave a record with no topic for %T", in)
 	}
+	cl, txn := s.cl, -1
+	if s.tx != nil {
+		if !s.tx.begun {
+			s.mu.Lock()
+			s.failed[s.tx.cur] = false // a new transaction
+			s.mu.Unlock()
+		}
+		var err error
+		if cl, txn, err = s.tx.producer(); err != nil {
+			return err
+		}
+	}
 	p := s.take()
-	p.input = input
+	p.input, p.txn = input, txn
 	r.fill(&p.rec)
 	p.rec.Context = p
-	s.cl.Produce(s.ctx, &p.rec, s.promise)
+	cl.Produce(s.ctx, &p.rec, s.promise)
 	return nil
+}
+
+// RecoverCheckpoint commits the transaction the last committed checkpoint
+// prepared and fences every other (see [txns.recoverCheckpoint]). The
+// runtime calls it, under state only, before the first input.
+func (s *sink[In]) RecoverCheckpoint(prepared []byte) error {
+	if s.tx == nil {
+		return nil // at-least-once: nothing to recover
+	}
+	return s.tx.recoverCheckpoint(s.ctx, prepared)
+}
+
+// PrepareCheckpoint flushes the transaction of the inputs before the
+// barrier of checkpoint id and returns what identifies it; the checkpoint
+// stores it. Every input before the barrier was acked or failed already:
+// their records' promises all ran.
+func (s *sink[In]) PrepareCheckpoint(id uint64) ([]byte, error) {
+	if s.tx == nil {
+		return nil, nil // at-least-once: the checkpoint waited for the acks
+	}
+	return s.tx.prepareCheckpoint(s.ctx, id, s.failedTxn)
+}
+
+// failedTxn reports whether a record of the transaction on tx.cls[i] failed.
+func (s *sink[In]) failedTxn(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed[i]
+}
+
+// CommitCheckpoint commits the transaction prepared for checkpoint id, which
+// the store committed.
+func (s *sink[In]) CommitCheckpoint(id uint64) error {
+	if s.tx == nil {
+		return nil
+	}
+	return s.tx.commitCheckpoint(s.ctx, id)
 }
 
 // take returns a produced from the free list, or a new one.
@@ -143,7 +214,7 @@ func (s *sink[In]) take() *produced {
 		s.free = s.free[:n-1]
 		return p
 	}
-	return &produced{Context: context.Background()}
+	return &produced{Context: context.Background(), txn: -1}
 }
 
 // done is the promise of every record: it queues the outcome and posts a
@@ -152,6 +223,9 @@ func (s *sink[In]) done(r *kgo.Record, err error) {
 	p := r.Context.(*produced)
 	p.err = err
 	s.mu.Lock()
+	if err != nil && p.txn >= 0 {
+		s.failed[p.txn] = true
+	}
 	s.outcomes = append(s.outcomes, p)
 	first := !s.posted
 	s.posted = true
@@ -175,7 +249,7 @@ func (s *sink[In]) drain(c dsl.Collector) {
 			c.Ack(p.input)
 		}
 		// The client is done with the record once its promise ran.
-		p.rec, p.input, p.err = kgo.Record{}, dsl.Tuple{}, nil
+		p.rec, p.input, p.err, p.txn = kgo.Record{}, dsl.Tuple{}, nil, -1
 		s.free = append(s.free, p)
 		batch[i] = nil
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -17,7 +18,8 @@ import (
 )
 
 // Spout defines a spout that consumes topics as a member of a consumer group
-// and emits each record as a [Record]. See [SpoutOf].
+// (or, in a topology with state, by offset as part of the checkpoints) and
+// emits each record as a [Record]. See [SpoutOf].
 func Spout(seeds []string, group string, topics []string, opts ...Option) *dsl.SpoutSpec {
 	return SpoutOf(func(r Record) Record { return r }, seeds, group, topics, opts...)
 }
@@ -26,8 +28,12 @@ func Spout(seeds []string, group string, topics []string, opts ...Option) *dsl.S
 // group, from the brokers at seeds, and emits translate(record) for each
 // record (Storm's RecordTranslator). Each task of the spout is a member of the
 // group with a client of its own, so the group spreads the partitions over
-// the tasks. translate runs on the task's goroutine and must not block; a
-// panic in it fails the task.
+// the tasks; in a topology with state the tasks read the partitions
+// goshelter assigns them, by offset, as part of the checkpoints (see "Exactly
+// once" in the package doc). translate runs on the task's goroutine and must
+// not block; a panic in it fails that record, which is retried as a record a
+// bolt failed (logged at error level, never left open), or dropped under
+// [AtMostOnce] and [NoGuarantee].
 //
 // While records flow, a task whose client ran out of fetched records waits
 // for the next fetch, up to the topology's spout wait and at most 200 ms
@@ -48,15 +54,19 @@ func SpoutOf[T any](translate func(Record) T, seeds []string, group string, topi
 		panic(err)
 	}
 	seen := &firstSeen{m: map[key]bool{}}
+	sh := newShared()
 	newSource := func(info dsl.TaskInfo) *spout[T] {
-		s, err := newSpout(info, cfg, translate, seeds, group, topics, seen)
+		s, err := newSpout(info, cfg, translate, seeds, group, topics, seen, sh)
 		if err != nil {
 			info.Fail(err)
 		}
 		return s
 	}
 	if cfg.guarantee == AtLeastOnce {
-		return dsl.ReliableFrom(func(info dsl.TaskInfo) dsl.Source[msgID, T] { return newSource(info) })
+		// The constructor's result is the concrete type, so that Build sees
+		// the Position and Rewind hooks (the runtime calls them only when
+		// the task is checkpointed).
+		return dsl.ReliableFrom[msgID, T](newSource)
 	}
 	return dsl.UnreliableFrom(func(info dsl.TaskInfo) func() (T, bool) {
 		s := newSource(info)
@@ -133,12 +143,37 @@ type spout[T any] struct {
 	stopping   bool
 	closed     bool
 	gaveUp     int64
+
+	// The positioned mode (positioned.go), for a task checkpointed in a
+	// topology with state.
+	positioned bool
+	shared     *shared
+	// taskCtx is the task's context: a Nack that comes once it is over is
+	// the abandon of an incarnation's open records, not a failure.
+	taskCtx context.Context
+	// global is this task's index among the tasks of every process reading
+	// the topics, tasks their number (see WithProcessShare).
+	global, tasks int
+	index         int
+	group         string
+	topics        []string
+	adm           *kadm.Client
+	loop          sync.WaitGroup // the task's loop (discovery, lag commits)
+	looping       bool           // the loop was started (task goroutine only)
+	// Guarded by mu: the rewind's offsets, the partitions held for a
+	// retry's back-off, the records given up and not reported yet.
+	start   map[key]int64
+	holds   int
+	reports []*kgo.Record
 }
 
-func newSpout[T any](info dsl.TaskInfo, cfg config, translate func(Record) T, seeds []string, group string, topics []string, seen *firstSeen) (*spout[T], error) {
+func newSpout[T any](info dsl.TaskInfo, cfg config, translate func(Record) T, seeds []string, group string, topics []string, seen *firstSeen, sh *shared) (*spout[T], error) {
 	s := &spout[T]{
 		cfg: cfg, translate: translate, log: info.Logger, metric: info.Metric,
 		parts: map[key]*partition{}, goneAt: map[key]uint64{}, wait: min(info.Settings.SpoutWait, maxAwait),
+		positioned: info.Checkpointed && cfg.guarantee == AtLeastOnce, shared: sh, taskCtx: info.Context(),
+		global: cfg.share.index*info.Parallelism + info.Index, tasks: cfg.share.count * info.Parallelism,
+		index: info.Index, group: group, topics: topics,
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -147,6 +182,9 @@ func newSpout[T any](info dsl.TaskInfo, cfg config, translate func(Record) T, se
 		s.metric = func(string, any) {}
 	}
 	s.life, s.endLife = context.WithCancel(context.Background())
+	if s.positioned {
+		return s, s.openPositioned(info, seeds)
+	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(seeds...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
 		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(cfg.firstPoll.reset()),
@@ -204,11 +242,37 @@ func (s *spout[T]) Next() (msgID, T, bool) {
 	if s.cl == nil {
 		return msgID{}, zero, false
 	}
+	if s.positioned && !s.looping {
+		s.startLoop()
+	}
+	for {
+		q, ok := s.take()
+		if !ok {
+			return msgID{}, zero, false
+		}
+		t, err := s.translateSafe(q.rec)
+		if err == nil {
+			if s.positioned {
+				q.p.emitted = q.rec.Offset + 1
+			}
+			return msgID{q.p, q.rec.Offset}, t, true
+		}
+		s.translateFailed(q, err)
+	}
+}
+
+// take returns the next record to emit, polling the client if need be.
+func (s *spout[T]) take() (queued, bool) {
 	s.mu.Lock()
 	req := s.commitDueLocked()
 	q, ok := s.nextLocked()
 	wait := !ok && s.flowing && s.wait > 0 && s.cfg.guarantee != AtMostOnce
+	reports := s.reports
+	s.reports = nil
 	s.mu.Unlock()
+	for _, r := range reports {
+		s.reportGiveUp(r, s.shared.gaveUpOne(s.index))
+	}
 	s.commit(req)
 	if wait {
 		q, ok = s.await()
@@ -216,13 +280,39 @@ func (s *spout[T]) Next() (msgID, T, bool) {
 	if !ok && s.cfg.guarantee == AtMostOnce {
 		q, ok = s.pollAtMostOnce()
 	}
-	if !ok {
-		return msgID{}, zero, false
+	return q, ok
+}
+
+// translateSafe calls translate, turning its panic into an error: a record
+// whose translation panicked is failed, never left open.
+func (s *spout[T]) translateSafe(r *kgo.Record) (t T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("kafka: translating the record at %s[%d] offset %d panicked: %v", r.Topic, r.Partition, r.Offset, p)
+		}
+	}()
+	return s.translate(fromKgo(r)), nil
+}
+
+// translateFailed fails a record whose translation panicked: at least once,
+// it is retried after its back-off (or given up) as if a bolt had failed it;
+// in the positioned mode the same, without a rollback (nothing downstream
+// saw it); at most once, it is dropped.
+func (s *spout[T]) translateFailed(q queued, err error) {
+	s.log.Error("kafka: translate panicked; failing the record", zap.String("topic", q.rec.Topic),
+		zap.Int32("partition", q.rec.Partition), zap.Int64("offset", q.rec.Offset), zap.Error(err))
+	switch {
+	case s.positioned:
+		s.translateFailedPositioned(q)
+	case s.cfg.guarantee == AtLeastOnce:
+		s.Nack(msgID{q.p, q.rec.Offset})
 	}
-	return msgID{q.p, q.rec.Offset}, s.translate(fromKgo(q.rec)), true
 }
 
 func (s *spout[T]) nextLocked() (queued, bool) {
+	if s.positioned {
+		return s.nextPositionedLocked()
+	}
 	if len(s.retries) > 0 {
 		now := time.Now()
 		for len(s.retries) > 0 && !s.retries[0].due.After(now) {
@@ -293,7 +383,7 @@ func (s *spout[T]) pollLocked() int {
 // pollLimitLocked is how many records a poll may take.
 func (s *spout[T]) pollLimitLocked() int {
 	n := s.cfg.maxPoll
-	if s.cfg.guarantee == AtLeastOnce {
+	if s.cfg.guarantee == AtLeastOnce && !s.positioned {
 		n = min(n, s.cfg.maxUncommitted) // a partition not seen yet has the whole bound
 		for _, p := range s.parts {
 			if !p.paused {
@@ -313,6 +403,10 @@ func (s *spout[T]) takeLocked(fs kgo.Fetches, epoch uint64) int {
 		if epoch != s.epoch && s.goneAt[key{r.Topic, r.Partition}] > epoch {
 			return
 		}
+		if s.positioned {
+			taken += s.takePositionedLocked(r)
+			return
+		}
 		p := s.partitionLocked(r)
 		if s.cfg.guarantee == AtLeastOnce {
 			p.take(r)
@@ -324,7 +418,7 @@ func (s *spout[T]) takeLocked(fs kgo.Fetches, epoch uint64) int {
 	})
 	if taken > 0 {
 		s.flowing = true
-		if s.cfg.guarantee == AtLeastOnce {
+		if s.cfg.guarantee == AtLeastOnce && !s.positioned {
 			s.pauseFullLocked()
 		}
 	}
@@ -412,6 +506,10 @@ func (s *spout[T]) pollAtMostOnce() (queued, bool) {
 
 // Ack marks the record done: the commit point may move past it.
 func (s *spout[T]) Ack(id msgID) {
+	if s.positioned {
+		s.ackPositioned(id)
+		return
+	}
 	s.mu.Lock()
 	s.open--
 	if !id.p.gone {
@@ -428,6 +526,10 @@ func (s *spout[T]) Ack(id msgID) {
 
 // Nack schedules a retry of the record, or gives it up after its retries.
 func (s *spout[T]) Nack(id msgID) {
+	if s.positioned {
+		s.nackPositioned(id)
+		return
+	}
 	now := time.Now()
 	var gaveUp *kgo.Record
 	s.mu.Lock()
@@ -619,6 +721,10 @@ func (s *spout[T]) closingLocked() bool {
 // closeClient leaves the group, which commits what is done through revoked,
 // and closes the client, each bounded by the close timeout.
 func (s *spout[T]) closeClient() {
+	if s.positioned {
+		s.closePositioned()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.closeTimeout)
 	defer cancel()
 	if err := s.cl.LeaveGroupContext(ctx); err != nil {

@@ -7,7 +7,7 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   const SVG = 'http://www.w3.org/2000/svg';
-  const state = { id: null, component: null, comp: null, timer: null, renders: 0, busy: false };
+  const state = { id: null, component: null, comp: null, timer: null, renders: 0, busy: false, outside: new Set() };
 
   // --- formatting -----------------------------------------------------------
 
@@ -34,6 +34,17 @@
     return Math.floor(s / 86400) + 'd ago';
   }
   const clock = (date) => date.toLocaleTimeString('en-GB');
+  // Storm's windows (the REST API's window=), by the names the page uses.
+  const WINDOWS = { '600': 'Last 10 minutes', '10800': 'Last 3 hours', '86400': 'Last day', ':all-time': 'All time' };
+  function windowLabel(w) {
+    const name = WINDOWS[w.window] || w.window;
+    // A window of fixed length covers a little more while watched, or less
+    // (or more) when nobody asked for a while: say what the figures cover.
+    return w.window === ':all-time' || w.windowPretty === lengthPretty(w.window) ? name : name + ' (covers ' + w.windowPretty + ')';
+  }
+  function lengthPretty(window) {
+    return { '600': '10m 0s', '10800': '3h 0m 0s', '86400': '1d 0h 0m 0s' }[window];
+  }
   function size(bytes) {
     if (!(bytes > 0)) return '0 B';
     if (bytes >= 1 << 30) return (bytes / (1 << 30)).toFixed(1) + ' GiB';
@@ -91,6 +102,16 @@
     td.appendChild(a);
     td.dataset.field = 'id';
     return td;
+  }
+  // outsideBadge marks a spout outside the checkpoint of a topology with
+  // state: its messages are at-least-once for the state.
+  function outsideBadge() {
+    const b = document.createElement('span');
+    b.className = 'badge outside';
+    b.dataset.field = 'outsideCheckpoint';
+    b.textContent = 'outside checkpoint';
+    b.title = 'declared dsl.OutsideCheckpoint(): its source is not rewound to the checkpoints, so its messages are at-least-once for the state';
+    return b;
   }
   function svg(name, attrs, parent) {
     const el = document.createElementNS(SVG, name);
@@ -172,20 +193,20 @@
     ])]);
 
     fill($('topology-stats').tBodies[0], t.topologyStats.map((w) => row([
-      cell(w.window === ':all-time' ? 'All time' : 'Last 10 minutes' + (w.windowPretty === '10m 0s' ? '' : ' (covers ' + w.windowPretty + ')'), { cls: 'text', title: 'window ' + w.window }),
+      cell(windowLabel(w), { cls: 'text', title: 'window ' + w.window }),
       cell(count(w.emitted), { field: 'emitted' }), cell(count(w.transferred), { field: 'transferred' }),
       cell(w.completeLatency, { field: 'completeLatency' }), cell(count(w.acked), { field: 'acked' }),
       cell(count(w.failed), { field: 'failed' }),
     ], { window: w.window })));
 
     fill($('spouts').tBodies[0], t.spouts.map((s) => row([
-      link(s.spoutId, s.spoutId), cell(s.executors), cell(s.tasks),
+      spoutID(t, s), cell(s.executors), cell(s.tasks),
       cell(count(s.emitted), { field: 'emitted' }), cell(count(s.transferred), { field: 'transferred' }),
       cell(s.completeLatency, { field: 'completeLatency' }), cell(count(s.acked), { field: 'acked' }),
       cell(count(s.failed), { field: 'failed' }), cell(count(s.pending), { field: 'pending' }),
       ...checkpointCells(s),
       errorCell(s), cell(ago(s.errorTime, now), { field: 'errorTime', title: s.errorTime ? new Date(s.errorTime * 1000).toString() : '' }),
-    ], { component: s.spoutId })));
+    ], { component: s.spoutId, outsideCheckpoint: String(!!(t.stateful && s.outsideCheckpoint)) })));
 
     fill($('bolts').tBodies[0], t.bolts.map((b) => row([
       link(b.boltId, b.boltId), cell(b.executors), cell(b.tasks),
@@ -201,6 +222,9 @@
       tr.classList.toggle('selected', tr.dataset.component === state.component);
     });
 
+    state.outside = new Set(t.stateful ? t.spouts.filter((s) => s.outsideCheckpoint).map((s) => s.spoutId) : []);
+    renderConfiguration(t.configuration || {});
+
     const events = t.events.slice().reverse();
     fill($('events').tBodies[0], events.length ? events.map((e) => row([
       cell(new Date(e.time).toLocaleString('en-GB')), cell(e.kind, { cls: 'text', field: 'kind' }), cell(e.incarnation),
@@ -210,6 +234,32 @@
     $('graph-window').textContent = '(rates over the last ' + graph.windowSecs.toFixed(1) + ' s)';
     drawGraph(graph);
     renderComponent(comp, now);
+  }
+
+  function spoutID(t, s) {
+    const td = link(s.spoutId, s.spoutId);
+    if (t.stateful && s.outsideCheckpoint) td.appendChild(outsideBadge());
+    return td;
+  }
+
+  // renderConfiguration fills Storm UI's configuration table: every key, in
+  // order, with its value as JSON writes it (a text as it is).
+  function renderConfiguration(conf) {
+    const keys = Object.keys(conf).sort();
+    fill($('configuration').tBodies[0], keys.length ? keys.map((k) => {
+      const v = conf[k];
+      const text = typeof v === 'string' ? v : JSON.stringify(v);
+      return row([cell(k, { field: 'key' }), cell(text, { cls: 'text', field: 'value' })], { key: k });
+    }) : [empty('no configuration', 2)]);
+  }
+
+  // metricsText writes a task's metrics (TaskInfo.Metric) as name=value
+  // pairs, by name; a value that is not a number or a text as JSON.
+  function metricsText(m) {
+    return Object.keys(m || {}).sort().map((k) => {
+      const v = m[k];
+      return k + '=' + (typeof v === 'number' ? count(v) : typeof v === 'string' ? v : JSON.stringify(v));
+    }).join(', ');
   }
 
   function errorCell(c) {
@@ -229,7 +279,8 @@
     }
     section.hidden = false;
     $('component-name').textContent = c.id;
-    $('component-kind').textContent = c.componentType + ', ' + c.tasks + ' tasks, ' + c.windowHint;
+    $('component-kind').textContent = c.componentType + ', ' + c.tasks + ' tasks, ' + c.windowHint +
+      (state.outside.has(c.id) ? ', outside the checkpoint (at-least-once for the state)' : '');
     fill($('component-errors').tBodies[0], c.componentErrors.length ? c.componentErrors.map((e) => row([
       cell(new Date(e.errorTime).toLocaleString('en-GB'), { title: ago(e.errorTime / 1000, now) }),
       cell(e.errorTask), cell(e.error, { cls: 'wrap error', field: 'error' }),
@@ -239,26 +290,33 @@
     const cols = spout
       ? ['Task', 'Emitted', 'Transferred', 'Complete latency (ms)', 'Acked', 'Failed', 'Pending']
       : ['Task', 'Emitted', 'Transferred', 'Capacity', 'Execute latency (ms)', 'Executed', 'Process latency (ms)', 'Acked', 'Failed', 'Mailbox'];
-    cols.push('Checkpoint', 'Checkpoint time (ms)', 'Checkpoint size', 'Metrics', 'Last error');
+    // The Metrics column shows when a task reported a metric (TaskInfo.Metric).
+    const metrics = c.executorStats.some((e) => e.metrics && Object.keys(e.metrics).length > 0);
+    cols.push('Checkpoint', 'Checkpoint time (ms)', 'Checkpoint size');
+    if (metrics) cols.push('Metrics');
+    cols.push('Last error');
     const head = $('executors').tHead.rows[0];
-    if (head.dataset.kind !== c.componentType) {
+    const shape = c.componentType + (metrics ? '+metrics' : '');
+    if (head.dataset.kind !== shape) {
       head.replaceChildren(...cols.map((name) => {
         const th = document.createElement('th');
         th.textContent = name;
         if (name.startsWith('Checkpoint')) th.className = 'ckpt'; // shown with state only
         return th;
       }));
-      head.dataset.kind = c.componentType;
+      head.dataset.kind = shape;
     }
     const filter = $('task-filter').value.trim().toLowerCase();
     const rows = [];
     for (const e of c.executorStats) {
-      const metrics = e.metrics ? JSON.stringify(e.metrics) : '';
       const cells = spout
         ? [cell(e.task), cell(count(e.emitted)), cell(count(e.transferred)), cell(e.completeLatency), cell(count(e.acked)), cell(count(e.failed)), cell(count(e.pending))]
         : [cell(e.task), cell(count(e.emitted)), cell(count(e.transferred)), cell(e.capacity), cell(e.executeLatency), cell(count(e.executed)), cell(e.processLatency), cell(count(e.acked)), cell(count(e.failed)), cell(count(e.mailboxDepth))];
       cells.push(...checkpointCells(e));
-      cells.push(cell(metrics, { cls: 'text', title: metrics }));
+      if (metrics) {
+        const text = metricsText(e.metrics);
+        cells.push(cell(text, { cls: 'metrics', field: 'metrics', title: text }));
+      }
       cells.push(cell((e.lastError || '').split('\n')[0], { cls: 'error', title: e.lastError ? e.lastError + '\n' + ago(e.lastErrorTime, now) : '' }));
       const r = row(cells, { task: String(e.task) });
       if (filter && !r.textContent.toLowerCase().includes(filter)) continue;
@@ -380,7 +438,8 @@
 
     g.components.forEach((c) => {
       const p = l.pos[c.id];
-      const group = svg('g', { class: 'node ' + c.kind + (c.failing ? ' failing' : ''), 'data-node': c.id, transform: 'translate(' + p.x + ',' + p.y + ')' }, root);
+      const outside = state.outside.has(c.id);
+      const group = svg('g', { class: 'node ' + c.kind + (c.failing ? ' failing' : '') + (outside ? ' outside' : ''), 'data-node': c.id, transform: 'translate(' + p.x + ',' + p.y + ')' }, root);
       const fillColour = c.kind === 'spout' ? '#dbe9f6' : capacityFill(c.capacity);
       svg('rect', { width: NODE_W, height: NODE_H, rx: c.kind === 'spout' ? 2 : 10, fill: fillColour }, group);
       const name = svg('text', { x: 10, y: 18, class: 'title' }, group);
@@ -395,7 +454,7 @@
         line2.textContent = 'execute ' + ms(c.executeLatencyMs) + (c.failRate > 0 ? ', fail ' + rate(c.failRate) : '');
       }
       const tip = svg('title', {}, group);
-      tip.textContent = c.id + ' (' + c.kind + ', parallelism ' + c.parallelism + ')';
+      tip.textContent = c.id + ' (' + c.kind + ', parallelism ' + c.parallelism + (outside ? ', outside the checkpoint: at-least-once for the state' : '') + ')';
       group.addEventListener('click', () => { location.hash = 'component=' + encodeURIComponent(c.id); });
     });
     box.replaceChildren(root);

@@ -11,6 +11,9 @@
 // incarnation (its open trees are nacked back to the queue) and starts a new one
 // after a short back-off; the queue outlives incarnations. -progress prints a
 // progress line a second (the default when stdout is a terminal).
+// -max-restarts bounds the restarts: past it supervision gives up and the
+// topology fails (with -crash-every 100 -max-restarts 0, at its first crash).
+// -status 127.0.0.1:8080 serves the status page while it runs.
 //
 // After -duration it stops (draining what is in flight), then prints the odd and
 // even counts and a last line
@@ -19,7 +22,9 @@
 //
 // where pending counts items back in the queue, waiting to be replayed, and lost
 // counts items neither acked nor pending: it must be 0. The sink bolts count
-// their inputs instead of printing each one.
+// their inputs instead of printing each one. The summary comes however the run
+// ends, a failed topology included; the sample exits 1 after it when the
+// topology failed or lost=0 does not hold.
 package main
 
 import (
@@ -40,6 +45,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/samples/internal/cli"
 	"github.com/goshelter/goshelter/samples/internal/term"
 	"github.com/goshelter/goshelter/supervision"
 )
@@ -178,12 +184,15 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to run before stopping")
 	failRate := flag.Float64("fail-rate", 0, "fraction of tuples addOne fails on purpose (0..1)")
 	crashEvery := flag.Int64("crash-every", 0, "make the spout's Next panic every N tuples (0: never)")
+	maxRestarts := flag.Int("max-restarts", 1000, "restarts before supervision gives up and the topology fails")
 	progress := flag.Bool("progress", term.IsTerminal(os.Stdout), "print a progress line every second (default: when stdout is a terminal)")
+	status := cli.StatusFlag()
+	cli.Usage("guaranteed", "at-least-once processing through bolt failures and restarts")
 	flag.Parse()
-	if *failRate < 0 || *failRate > 1 || *crashEvery < 0 {
-		log.Fatal("-fail-rate must be within 0..1 and -crash-every must not be negative")
+	if *failRate < 0 || *failRate > 1 || *crashEvery < 0 || *maxRestarts < 0 {
+		log.Fatal("-fail-rate must be within 0..1, and -crash-every and -max-restarts must not be negative")
 	}
-	s, err := run(*duration, *failRate, *crashEvery, *progress)
+	s, err := run(*duration, *failRate, *crashEvery, *maxRestarts, *progress, *status)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -192,7 +201,7 @@ func main() {
 	}
 }
 
-func run(duration time.Duration, failRate float64, crashEvery int64, progress bool) (summary, error) {
+func run(duration time.Duration, failRate float64, crashEvery int64, maxRestarts int, progress bool, status string) (_ summary, err error) {
 	q, c := newQueue(crashEvery), &counts{}
 	topo, err := topology(q, c, failRate)
 	if err != nil {
@@ -201,11 +210,11 @@ func run(duration time.Duration, failRate float64, crashEvery int64, progress bo
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
-	running, err := supervision.Run(ctx, topo,
-		supervision.WithLogger(logger()),
-		supervision.WithRestarts(supervision.Restarts{Base: 50 * time.Millisecond, Cap: time.Second, Max: 1000, StablePeriod: 2 * time.Second}),
-		supervision.WithDrainTimeout(5*time.Second),
-	)
+	restarts := supervision.WithRestarts(supervision.Restarts{Base: 50 * time.Millisecond, Cap: time.Second, Max: maxRestarts, StablePeriod: 2 * time.Second})
+	if maxRestarts == 0 { // Restarts reads a zero Max as the default
+		restarts = supervision.WithoutRestarts()
+	}
+	running, err := supervision.Run(ctx, topo, supervision.WithLogger(logger()), restarts, supervision.WithDrainTimeout(5*time.Second))
 	if err != nil {
 		return summary{}, err
 	}
@@ -214,22 +223,21 @@ func run(duration time.Duration, failRate float64, crashEvery int64, progress bo
 		stopProgress = observe.Progress(os.Stdout, running, time.Second)
 		defer stopProgress()
 	}
-	select {
-	case <-time.After(duration):
-	case <-ctx.Done():
-	case <-running.Done():
-		return q.summary(), running.Wait()
+	stopStatus, err := cli.ServeStatus(status, topo, running)
+	if err != nil {
+		return q.summary(), errors.Join(err, running.Stop(context.Background()))
 	}
+	defer func() { err = errors.Join(err, stopStatus()) }()
+	// ended is why the topology ended by itself (supervision gave up), if it did.
+	ended := cli.Await(ctx, running, duration, nil)
 	stopProgress() // the summary is the last line
 	elapsed := time.Since(start)
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer stopCancel()
-	if err := running.Stop(stopCtx); err != nil {
-		return q.summary(), err
+	if ended == nil {
+		ended = cli.Stop(running, 30*time.Second)
 	}
 	s := q.summary()
 	fmt.Printf("odd=%d even=%d\n", c.odd.Load(), c.even.Load())
 	fmt.Printf("summary: emitted=%d acked=%d failed=%d replayed=%d pending=%d lost=%d restarts=%d rate=%.0f/s\n",
 		s.emitted, s.acked, s.failed, s.replayed, s.pending, s.lost, running.Stats().Restarts, float64(s.acked)/elapsed.Seconds())
-	return s, nil
+	return s, ended // after the summary: what the run did is worth seeing either way
 }

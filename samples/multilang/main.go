@@ -20,6 +20,14 @@
 //
 //	go run ./samples/multilang -duration 8s -bolt-cmd "python3 lossy_split.py" -dir samples/multilang/testdata
 //
+// The summary also comes when the topology fails: it runs without restarts,
+// so a shell bolt that crashes (testdata/crashing_split.py exits after 200
+// inputs) ends it; the sample prints the summary, then the failure, and exits 1:
+//
+//	go run ./samples/multilang -bolt-cmd "python3 crashing_split.py" -dir samples/multilang/testdata
+//
+// -status 127.0.0.1:8080 serves the status page while it runs.
+//
 // The summary counts the sentences the Go spout handed out (replays
 // included) and, of them, those acked (fully processed), failed (nacked
 // before the stop: a bolt failed them or they timed out) and pending (not
@@ -54,6 +62,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
+	"github.com/goshelter/goshelter/samples/internal/cli"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/samples/internal/serving"
 	"github.com/goshelter/goshelter/supervision"
@@ -188,15 +197,16 @@ func main() {
 	boltCmd := flag.String("bolt-cmd", "", "command line of the split bolt (default: python3 with the shipped split.py)")
 	spoutCmd := flag.String("spout-cmd", "", "command line of a shell sentence spout replacing the Go one")
 	dir := flag.String("dir", "", "working directory of the shell components (default: a temporary directory holding the shipped scripts)")
+	status := cli.StatusFlag()
 	flux := flag.Bool("flux", false, "print the Storm Flux definition that runs this binary (the arguments are its command line) and exit")
 	flag.Usage = serving.Usage("multilang", "word count with a Python shell bolt")
 	flag.Parse()
-	if err := run(*duration, *drain, *boltCmd, *spoutCmd, *dir, *flux, flag.Args()); err != nil {
+	if err := run(*duration, *drain, *boltCmd, *spoutCmd, *dir, *status, *flux, flag.Args()); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(duration, drain time.Duration, boltLine, spoutLine, dir string, flux bool, args []string) error {
+func run(duration, drain time.Duration, boltLine, spoutLine, dir, status string, flux bool, args []string) error {
 	if drain <= 0 {
 		return fmt.Errorf("-drain %s: must be positive", drain)
 	}
@@ -234,7 +244,7 @@ func run(duration, drain time.Duration, boltLine, spoutLine, dir string, flux bo
 	case serving.IsServe(args):
 		return serving.Serve(context.Background(), "multilang", topo, args)
 	}
-	return runLocally(topo, c, duration, drain)
+	return runLocally(topo, c, duration, drain, status)
 }
 
 // printFlux prints the Flux definition; with no command, its Go components
@@ -250,7 +260,7 @@ func printFlux(topo *dsl.Topology, spoutLine string, command []string) error {
 	return multilang.Flux(os.Stdout, topo, command...)
 }
 
-func runLocally(topo *dsl.Topology, c config, duration, drain time.Duration) error {
+func runLocally(topo *dsl.Topology, c config, duration, drain time.Duration, status string) (err error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
@@ -258,20 +268,22 @@ func runLocally(topo *dsl.Topology, c config, duration, drain time.Duration) err
 	if err != nil {
 		return err
 	}
-	select {
-	case <-time.After(duration):
-	case <-ctx.Done():
-	case <-running.Done():
-		return running.Wait()
+	stopStatus, err := cli.ServeStatus(status, topo, running)
+	if err != nil {
+		return errors.Join(err, running.Stop(context.Background()))
 	}
+	defer func() { err = errors.Join(err, stopStatus()) }()
+	// A shell bolt that crashes under WithoutRestarts ends the topology by
+	// itself: the summary still comes, then the failure (exit 1).
+	ended := cli.Await(ctx, running, duration, nil)
 	stats := running.Stats() // before Stop: a stopped topology has no current stats
 	c.counts.stopping.Store(true)
-	// Stop's deadline is above the drain: it covers the drain, then the
-	// children's exit (2 s after SIGTERM at most), with room to spare. A
-	// deadline equal to the drain would end Stop before it could stop anything.
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), drain+stopAfterDrain)
-	defer stopCancel()
-	stopErr := running.Stop(stopCtx)
+	if ended == nil {
+		// Stop's deadline is above the drain: it covers the drain, then the
+		// children's exit (2 s after SIGTERM at most), with room to spare. A
+		// deadline equal to the drain would end Stop before it could stop anything.
+		ended = cli.Stop(running, drain+stopAfterDrain)
+	}
 	elapsed := time.Since(start)
 	emitted, acked, failed, pending := c.counts.emitted.Load(), c.counts.acked.Load(), c.counts.failed.Load(), c.counts.pending.Load()
 	if c.shellSpout { // the child keeps its own counts: report the runtime's
@@ -281,7 +293,7 @@ func runLocally(topo *dsl.Topology, c config, duration, drain time.Duration) err
 	fmt.Println(strings.Join(c.tally.top(10), "\n"))
 	fmt.Printf("summary: emitted=%d acked=%d failed=%d pending=%d words=%d elapsed=%s rate=%.0f/s\n",
 		emitted, acked, failed, pending, c.tally.words(), elapsed.Round(time.Millisecond), float64(acked)/elapsed.Seconds())
-	return stopErr // after the summary: what the sample did is worth seeing either way
+	return ended // after the summary: what the sample did is worth seeing either way
 }
 
 // stopAfterDrain is how long Stop may take beyond the drain: the shell

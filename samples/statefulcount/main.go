@@ -25,6 +25,11 @@
 // the sum of the stored counts, and exact says whether the stored counts are
 // the counts of the first done lines, computed from the corpus: no line lost,
 // none counted twice. restarts counts supervision's restarts in this run.
+//
+// The summary comes however the run ends, a failed topology included (past
+// -max-restarts supervision gives up): the sample exits 1 after it when the
+// topology failed or the counts are not exact. -status 127.0.0.1:8080 serves
+// the status page while it runs.
 package main
 
 import (
@@ -47,6 +52,7 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/samples/internal/cli"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/samples/internal/term"
 	"github.com/goshelter/goshelter/state"
@@ -222,17 +228,31 @@ func main() {
 	dir := flag.String("dir", "", "directory of the checkpoint store (empty: in memory)")
 	duration := flag.Duration("duration", time.Minute, "stop after this long even if lines are left")
 	interval := flag.Duration("interval", time.Second, "checkpoint interval (topology.state.checkpoint.interval.ms)")
+	maxRestarts := flag.Int("max-restarts", 100, "restarts before supervision gives up and the topology fails")
 	progress := flag.Bool("progress", term.IsTerminal(os.Stdout), "print a progress line every second (default: when stdout is a terminal)")
+	status := cli.StatusFlag()
+	cli.Usage("statefulcount", "an exactly-once word count, checkpointed to a Pebble store")
 	flag.Parse()
-	if *n < 0 || *interval < time.Millisecond {
-		log.Fatal("-lines must not be negative and -interval must be 1ms or more")
+	if *n < 0 || *interval < time.Millisecond || *maxRestarts < 0 {
+		log.Fatal("-lines and -max-restarts must not be negative and -interval must be 1ms or more")
 	}
-	if err := run(*n, *seed, *dir, *duration, *interval, *progress); err != nil {
+	o := options{dir: *dir, duration: *duration, interval: *interval, maxRestarts: *maxRestarts, progress: *progress, status: *status}
+	if err := run(*n, *seed, o); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(n int, seed uint64, dir string, duration, interval time.Duration, progress bool) (err error) {
+// options are what the flags choose beyond the corpus.
+type options struct {
+	dir                string
+	duration, interval time.Duration
+	maxRestarts        int
+	progress           bool
+	status             string
+}
+
+func run(n int, seed uint64, o options) (err error) {
+	dir, duration, interval := o.dir, o.duration, o.interval
 	lines := generate(n, seed)
 	store, err := openStore(dir)
 	if err != nil {
@@ -251,30 +271,31 @@ func run(n int, seed uint64, dir string, duration, interval time.Duration, progr
 	if err != nil {
 		return err
 	}
-	running, err := supervision.Run(ctx, topo, supervision.WithStore(store), supervision.WithLogger(logger()),
-		supervision.WithRestarts(supervision.Restarts{Base: 50 * time.Millisecond, Cap: time.Second, Max: 100}))
+	restarts := supervision.WithRestarts(supervision.Restarts{Base: 50 * time.Millisecond, Cap: time.Second, Max: o.maxRestarts})
+	if o.maxRestarts == 0 { // Restarts reads a zero Max as the default
+		restarts = supervision.WithoutRestarts()
+	}
+	running, err := supervision.Run(ctx, topo, supervision.WithStore(store), supervision.WithLogger(logger()), restarts)
 	if err != nil {
 		return err
 	}
+	stopStatus, err := cli.ServeStatus(o.status, topo, running)
+	if err != nil {
+		return errors.Join(err, running.Stop(context.Background()))
+	}
+	defer func() { err = errors.Join(err, stopStatus()) }()
 	stopProgress := func() {}
-	if progress {
+	if o.progress {
 		stopProgress = observe.Progress(os.Stdout, running, time.Second)
 		defer stopProgress()
 	}
-	select {
-	case <-done:
-	case <-time.After(duration):
-	case <-ctx.Done():
-	case <-running.Done():
-		return running.Wait()
-	}
+	ended := cli.Await(ctx, running, duration, done)
 	stopProgress() // the summary is the last line
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer stopCancel()
-	if err := running.Stop(stopCtx); err != nil { // a stop drains: its last checkpoint covers what was emitted
-		return err
+	if ended == nil {
+		ended = cli.Stop(running, 30*time.Second) // a stop drains: its last checkpoint covers what was emitted
 	}
-	return report(lines, store, running.Stats().Restarts)
+	// After the summary: what the store holds is worth seeing either way.
+	return errors.Join(report(lines, store, running.Stats().Restarts), ended)
 }
 
 // report prints the stored counts and the summary line.
@@ -288,9 +309,6 @@ func report(lines []string, store state.Store, restarts int) error {
 	if err != nil {
 		return err
 	}
-	if position > len(lines) {
-		return fmt.Errorf("the store covers %d lines, the corpus has %d: run with -lines %d or more", position, len(lines), position)
-	}
 	counted, words := 0, 0
 	var b strings.Builder
 	for _, w := range slices.Sorted(maps.Keys(got)) {
@@ -301,9 +319,12 @@ func report(lines []string, store state.Store, restarts int) error {
 		words += c
 	}
 	fmt.Printf("counts:%s\n", b.String())
-	exact := maps.Equal(got, countWords(lines[:position]))
+	exact := position <= len(lines) && maps.Equal(got, countWords(lines[:position]))
 	fmt.Printf("summary: lines=%d words=%d done=%d counted=%d exact=%t checkpoint=%d restarts=%d\n",
 		len(lines), words, position, counted, exact, id, restarts)
+	if position > len(lines) {
+		return fmt.Errorf("the store covers %d lines, the corpus has %d: run with -lines %d or more", position, len(lines), position)
+	}
 	if !exact {
 		return errors.New("the stored counts are not the counts of the lines the store covers")
 	}

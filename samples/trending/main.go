@@ -2,11 +2,14 @@
 // split -> trending (a windowed bolt: the last -window of words, every -slide)
 // -> print. The window keeps its counts up to date from each call's new and
 // expired words rather than recounting the whole window. It stops after
-// -duration and ends with a summary line.
+// -duration and ends with a summary line, however the run ends (a failed
+// topology included: it then exits 1 after the summary). -status
+// 127.0.0.1:8080 serves the status page while it runs.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/samples/internal/cli"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/supervision"
 )
@@ -81,8 +85,8 @@ func paced(rate float64, emitted *atomic.Int64) func() (Sentence, bool) {
 
 // stats are what the summary reports; the bolts update them.
 type stats struct {
-	sentences, windows atomic.Int64
-	last               atomic.Value // the latest Trend
+	sentences, words, windows atomic.Int64
+	last                      atomic.Value // the latest Trend
 }
 
 func topology(s *stats, rate float64, length, slide time.Duration, top int) (*dsl.Topology, error) {
@@ -92,6 +96,7 @@ func topology(s *stats, rate float64, length, slide time.Duration, top int) (*ds
 	split := b.Bolt("split", dsl.AutoAck(func(in Sentence, out dsl.Emitter) error {
 		for _, w := range strings.Fields(in.Text) {
 			out.Emit(Word{Text: w})
+			s.words.Add(1) // counted here: a failed topology has no stats left to read
 		}
 		return nil
 	}), dsl.Parallelism(2))
@@ -122,18 +127,20 @@ func main() {
 	length := flag.Duration("window", 3*time.Second, "the window's length")
 	slide := flag.Duration("slide", time.Second, "how often the window slides")
 	top := flag.Int("top", 5, "words shown per window")
+	status := cli.StatusFlag()
+	cli.Usage("trending", "the top words of a sliding window")
 	flag.Parse()
 	s := &stats{}
 	topo, err := topology(s, *rate, *length, *slide, *top)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := run(topo, s, *duration); err != nil {
+	if err := run(topo, s, *duration, *status); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(topo *dsl.Topology, s *stats, duration time.Duration) error {
+func run(topo *dsl.Topology, s *stats, duration time.Duration, status string) (err error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
@@ -141,23 +148,20 @@ func run(topo *dsl.Topology, s *stats, duration time.Duration) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case <-time.After(duration):
-	case <-ctx.Done():
-	case <-running.Done():
-		return running.Wait()
+	stopStatus, err := cli.ServeStatus(status, topo, running)
+	if err != nil {
+		return errors.Join(err, running.Stop(context.Background()))
 	}
-	stats := running.Stats()
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer stopCancel()
-	if err := running.Stop(stopCtx); err != nil {
-		return err
+	defer func() { err = errors.Join(err, stopStatus()) }()
+	ended := cli.Await(ctx, running, duration, nil)
+	if ended == nil {
+		ended = cli.Stop(running, 30*time.Second)
 	}
 	leader := "none"
 	if t, ok := s.last.Load().(Trend); ok && len(t.Top) > 0 {
 		leader = t.Top[0].Word
 	}
 	fmt.Printf("summary: sentences=%d words=%d windows=%d top=%s elapsed=%s\n",
-		s.sentences.Load(), stats.Components["split"].Emitted, s.windows.Load(), leader, time.Since(start).Round(time.Millisecond))
-	return nil
+		s.sentences.Load(), s.words.Load(), s.windows.Load(), leader, time.Since(start).Round(time.Millisecond))
+	return ended // after the summary: what the run did is worth seeing either way
 }

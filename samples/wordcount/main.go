@@ -12,8 +12,12 @@
 // (go run ./samples/wordcount -graph | dot -Tsvg > wordcount.svg). -progress
 // prints a progress line a second (the default when stdout is a terminal).
 // -metrics 127.0.0.1:9464 serves /metrics, /stats and /graph while it runs;
-// -ui 127.0.0.1:8080 serves the same handler for a browser: the status page at
-// http://127.0.0.1:8080/ (with Storm UI's REST API under /api/v1/).
+// -status 127.0.0.1:8080 serves the same handler for a browser: the status page
+// at http://127.0.0.1:8080/ (with Storm UI's REST API under /api/v1/). -ui is
+// its older name, kept as an alias.
+//
+// It prints the summary however the run ends: after -duration, on an
+// interrupt, or when the topology fails (then it exits 1 after the summary).
 //
 // The same binary runs on Apache Storm (see docs/STORM.md): -flux prints the
 // Flux definition whose components run it as "goshelter-wordcount serve", and
@@ -39,6 +43,7 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/multilang"
 	"github.com/goshelter/goshelter/observe"
+	"github.com/goshelter/goshelter/samples/internal/cli"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/samples/internal/serving"
 	"github.com/goshelter/goshelter/samples/internal/term"
@@ -91,14 +96,24 @@ func (t *tally) top(n int) []Count {
 type counter struct {
 	counts map[string]int
 	f      *figures
+	info   dsl.TaskInfo
+	n      int // words this task counted
 }
 
-func (c counter) Execute(w Word, out dsl.Emitter) error {
+func (c *counter) Execute(w Word, out dsl.Emitter) error {
 	c.counts[w.Text]++
 	c.f.counted.Add(1)
+	if c.n++; c.n%metricEvery == 1 {
+		// The status page shows it in the task's Metrics column.
+		c.info.Metric("words.distinct", len(c.counts))
+	}
 	out.Emit(Count{w.Text, c.counts[w.Text]})
 	return nil
 }
+
+// metricEvery is how many words a count task counts between two reports of
+// its distinct words: a report takes a lock, a word should not.
+const metricEvery = 1024
 
 // topology builds the word count topology; results go to t and f.
 func topology(t *tally, f *figures) (*dsl.Topology, error) {
@@ -119,8 +134,8 @@ func topology(t *tally, f *figures) (*dsl.Topology, error) {
 		}
 		return nil
 	}), dsl.Parallelism(4))
-	count := b.Bolt("count", dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
-		return counter{counts: map[string]int{}, f: f}
+	count := b.Bolt("count", dsl.AutoAckFrom(func(info dsl.TaskInfo) dsl.Handler[Word] {
+		return &counter{counts: map[string]int{}, f: f, info: info}
 	}), dsl.Parallelism(4))
 	logger := b.Bolt("log", dsl.AutoAck(func(c Count, _ dsl.Emitter) error {
 		t.record(c)
@@ -137,7 +152,7 @@ func main() {
 	graph := flag.Bool("graph", false, "print the topology as Graphviz DOT and exit")
 	progress := flag.Bool("progress", term.IsTerminal(os.Stdout), "print a progress line every second")
 	metrics := flag.String("metrics", "", "serve /metrics, /stats and /graph at this address while running")
-	ui := flag.String("ui", "", "serve the status page (and /api/v1, /metrics, /stats, /graph) at this address while running, e.g. 127.0.0.1:8080")
+	status := cli.StatusFlag("ui")
 	flux := flag.Bool("flux", false, "print the Storm Flux definition that runs this binary (the arguments are its command line) and exit")
 	flag.Usage = serving.Usage("wordcount", "the word count topology, all in Go")
 	flag.Parse()
@@ -165,12 +180,12 @@ func main() {
 		}
 		return
 	}
-	if err := run(topo, t, f, *duration, *progress, *metrics, *ui); err != nil {
+	if err := run(topo, t, f, *duration, *progress, *metrics, *status); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(topo *dsl.Topology, t *tally, f *figures, duration time.Duration, progress bool, metrics, ui string) error {
+func run(topo *dsl.Topology, t *tally, f *figures, duration time.Duration, progress bool, metrics, status string) (err error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
@@ -191,25 +206,15 @@ func run(topo *dsl.Topology, t *tally, f *figures, duration time.Duration, progr
 		defer srv.Close()
 		fmt.Fprintf(os.Stderr, "serving http://%s/metrics, /stats and /graph\n", srv.Addr)
 	}
-	if ui != "" {
-		srv, err := observe.Listen(ui, topo, running)
-		if err != nil {
-			return errors.Join(err, running.Stop(context.Background()))
-		}
-		defer srv.Close()
-		fmt.Fprintf(os.Stderr, "status page at http://%s/\n", srv.Addr)
+	stopStatus, err := cli.ServeStatus(status, topo, running)
+	if err != nil {
+		return errors.Join(err, running.Stop(context.Background()))
 	}
-	select {
-	case <-time.After(duration):
-	case <-ctx.Done():
-	case <-running.Done():
-		return running.Wait()
-	}
+	defer func() { err = errors.Join(err, stopStatus()) }()
+	failed := cli.Await(ctx, running, duration, nil)
 	stopProgress() // the summary is the last line
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer stopCancel()
-	if err := running.Stop(stopCtx); err != nil {
-		return err
+	if failed == nil {
+		failed = cli.Stop(running, 30*time.Second)
 	}
 	elapsed := time.Since(start)
 	for _, c := range t.top(10) {
@@ -218,5 +223,5 @@ func run(topo *dsl.Topology, t *tally, f *figures, duration time.Duration, progr
 	emitted := f.sentences.Load()
 	fmt.Printf("summary: emitted=%d words=%d counted=%d elapsed=%s rate=%.0f/s\n",
 		emitted, f.words.Load(), f.counted.Load(), elapsed.Round(time.Millisecond), float64(emitted)/elapsed.Seconds())
-	return nil
+	return failed // after the summary: what the run did is worth seeing either way
 }

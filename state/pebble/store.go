@@ -168,7 +168,9 @@ func (s *Store) Scan(ctx context.Context, space string, fn func(key, value []byt
 
 // Commit applies c's changes and records c.ID as committed in one write
 // batch, fsynced before Commit returns. It returns an error wrapping
-// [state.ErrStale] when c.ID is not above the committed ID.
+// [state.ErrStale] when c.ID is not above the committed ID, and one wrapping
+// [state.ErrDiverged] when the committed ID is not c.Previous (the directory
+// was replaced by an older copy, say).
 func (s *Store) Commit(ctx context.Context, c state.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("state/pebble: %s: commit checkpoint %d: %w", s.dir, c.ID, err)
@@ -185,6 +187,9 @@ func (s *Store) Commit(ctx context.Context, c state.Checkpoint) error {
 	}
 	if c.ID <= committed {
 		return fmt.Errorf("state/pebble: %s: commit checkpoint %d, committed %d: %w", s.dir, c.ID, committed, state.ErrStale)
+	}
+	if committed != c.Previous {
+		return fmt.Errorf("state/pebble: %s: commit checkpoint %d after %d, committed %d: %w", s.dir, c.ID, c.Previous, committed, state.ErrDiverged)
 	}
 
 	b := s.db.NewBatch()

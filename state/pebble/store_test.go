@@ -88,9 +88,13 @@ func TestErrorsNameDir(t *testing.T) {
 	if err := s.Commit(ctx, state.Checkpoint{ID: 3}); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Commit(ctx, state.Checkpoint{ID: 2})
+	err := s.Commit(ctx, state.Checkpoint{ID: 2, Previous: 3})
 	if !errors.Is(err, state.ErrStale) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("stale Commit = %v, want ErrStale naming %s", err, dir)
+	}
+	err = s.Commit(ctx, state.Checkpoint{ID: 5, Previous: 4})
+	if !errors.Is(err, state.ErrDiverged) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("diverged Commit = %v, want ErrDiverged naming %s", err, dir)
 	}
 	s.Close()
 	_, err = s.Committed(ctx)
@@ -218,7 +222,7 @@ func TestHelperCrashWriter(t *testing.T) {
 	for {
 		id++
 		v := []byte(strconv.FormatUint(id, 10))
-		c := state.Checkpoint{ID: id, Changes: []state.Change{{Space: "crash", Key: []byte("n"), Value: v}}}
+		c := state.Checkpoint{ID: id, Previous: id - 1, Changes: []state.Change{{Space: "crash", Key: []byte("n"), Value: v}}}
 		for i := range crashKeys {
 			c.Changes = append(c.Changes, state.Change{Space: "crash", Key: fmt.Appendf(nil, "k/%02d", i), Value: v})
 		}

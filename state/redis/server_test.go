@@ -53,6 +53,24 @@ func tryStart(t *testing.T, bin string, args []string) (*server, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
+	return startOn(t, bin, port, args)
+}
+
+// restartEmpty kills s and starts a new server on its port with nothing in
+// it, as a Redis without persistence comes back after a crash.
+func (s *server) restartEmpty(t *testing.T) *server {
+	t.Helper()
+	s.kill()
+	_, port, _ := net.SplitHostPort(s.addr)
+	n, _ := strconv.Atoi(port)
+	srv, err := startOn(t, s.cmd.Path, n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+func startOn(t *testing.T, bin string, port int, args []string) (*server, error) {
 	s := &server{addr: "127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",

@@ -15,10 +15,11 @@ import (
 )
 
 // commitScript applies a checkpoint if its ID is above the committed one and
-// returns the ID committed before, whether it applied or not.
+// the committed one is its Previous, and returns the ID committed before,
+// whether it applied or not.
 //
 // KEYS[1] is the committed ID's key, KEYS[2:] the spaces' hashes. ARGV[1] is
-// the checkpoint's ID, then a change is ARGV[i] = the index of its space's
+// the checkpoint's ID, ARGV[2] its Previous, then a change is ARGV[i] = the index of its space's
 // key in KEYS, ARGV[i+1] = "s" (set) or "d" (delete), ARGV[i+2] = the key,
 // and for a set ARGV[i+3] = the value.
 //
@@ -30,7 +31,7 @@ import (
 // instead of failing the first write inside it.
 var commitScript = redis.NewScript(`#!lua
 local committed = redis.call('GET', KEYS[1]) or '00000000000000000000'
-if committed >= ARGV[1] then
+if committed >= ARGV[1] or committed ~= ARGV[2] then
   return committed
 end
 for i = 2, #KEYS do
@@ -39,7 +40,7 @@ for i = 2, #KEYS do
     return redis.error_reply('key ' .. KEYS[i] .. ' holds a ' .. t .. ', not a hash')
   end
 end
-local i = 2
+local i = 3
 while i <= #ARGV do
   local key = KEYS[tonumber(ARGV[i])]
   if ARGV[i + 1] == 'd' then
@@ -171,7 +172,9 @@ func (s *Store) Scan(ctx context.Context, space string, fn func(key, value []byt
 
 // Commit applies c's changes and records c.ID as committed with one script,
 // atomically. It returns an error wrapping [state.ErrStale] when c.ID is not
-// above the committed ID. An error other than ErrStale or ctx's, once the
+// above the committed ID, and one wrapping [state.ErrDiverged] when the
+// committed ID is not c.Previous (a server restarted without its data, or
+// flushed). An error other than those or ctx's, once the
 // script was sent (a lost connection), leaves the outcome unknown: Committed
 // tells whether c was committed.
 //
@@ -184,8 +187,9 @@ func (s *Store) Commit(ctx context.Context, c state.Checkpoint) error {
 	id := formatID(c.ID)
 	keys := []string{s.idKey}
 	index := make(map[string]string) // space -> its key's index in keys, in Lua's 1-based numbering
-	args := make([]any, 1, 1+4*len(c.Changes))
-	args[0] = id
+	previous := formatID(c.Previous)
+	args := make([]any, 2, 2+4*len(c.Changes))
+	args[0], args[1] = id, previous
 	for _, ch := range c.Changes {
 		i, ok := index[ch.Space]
 		if !ok {
@@ -204,12 +208,15 @@ func (s *Store) Commit(ctx context.Context, c state.Checkpoint) error {
 	if err != nil {
 		return s.errorf("commit checkpoint %d: %w", c.ID, err)
 	}
-	if prev >= id {
+	if prev >= id || prev != previous {
 		committed, err := strconv.ParseUint(prev, 10, 64)
 		if err != nil {
 			return s.errorf("commit checkpoint %d: key %s: %w", c.ID, s.idKey, err)
 		}
-		return s.errorf("commit checkpoint %d, committed %d: %w", c.ID, committed, state.ErrStale)
+		if prev >= id {
+			return s.errorf("commit checkpoint %d, committed %d: %w", c.ID, committed, state.ErrStale)
+		}
+		return s.errorf("commit checkpoint %d after %d, committed %d: %w", c.ID, c.Previous, committed, state.ErrDiverged)
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func TestWrongType(t *testing.T) {
 	if err := client.Set(ctx, "{t}:s:bad", "a string", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Commit(ctx, state.Checkpoint{ID: 2, Changes: []state.Change{
+	err := s.Commit(ctx, state.Checkpoint{ID: 2, Previous: 1, Changes: []state.Change{
 		{Space: "good", Key: []byte("k"), Value: []byte("2")},
 		{Space: "bad", Key: []byte("k"), Value: []byte("2")},
 	}})

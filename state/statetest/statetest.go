@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 		{"Overwrite", testOverwrite},
 		{"EmptyValue", testEmptyValue},
 		{"Stale", testStale},
+		{"Diverged", testDiverged},
 		{"CommitCopies", testCommitCopies},
 		{"ScanCopies", testScanCopies},
 		{"ScanError", testScanError},
@@ -79,7 +80,7 @@ func RunDurable(t *testing.T, open func(t *testing.T, dir string) state.Store) {
 		s = open(t, dir)
 		wantCommitted(t, s, 4)
 		want.check(t, s)
-		if err := s.Commit(ctx(), state.Checkpoint{ID: 4, Changes: changes(set("a", "k2", "stale"))}); !errors.Is(err, state.ErrStale) {
+		if err := s.Commit(ctx(), state.Checkpoint{ID: 4, Previous: 4, Changes: changes(set("a", "k2", "stale"))}); !errors.Is(err, state.ErrStale) {
 			t.Fatalf("Commit(4) after reopen at 4 = %v, want ErrStale", err)
 		}
 		commit(t, s, want, 5, set("a", "k1", "again"), del("b", "\xff\xff"))
@@ -226,7 +227,8 @@ func testStale(t *testing.T, s state.Store) {
 	commit(t, s, want, 977, set("s", "k", "v977"))
 	commit(t, s, want, 1001, set("s", "k", "v1001"), set("s", "j", "j"))
 	for _, id := range []uint64{1001, 977, 999, 1, 0} {
-		err := s.Commit(ctx(), state.Checkpoint{ID: id, Changes: changes(
+		// Previous is right: a stale ID is refused whatever Previous says.
+		err := s.Commit(ctx(), state.Checkpoint{ID: id, Previous: 1001, Changes: changes(
 			set("s", "k", "stale"), del("s", "j"), set("s", "new", "stale"), set("other", "k", "stale"))})
 		if !errors.Is(err, state.ErrStale) {
 			t.Fatalf("Commit(%d) with 1001 committed = %v, want an error wrapping ErrStale", id, err)
@@ -240,6 +242,47 @@ func testStale(t *testing.T, s state.Store) {
 	}
 	commit(t, s, want, 1002, set("s", "k", "v1002"))
 	want.check(t, s)
+}
+
+// testDiverged checks the compare of Previous with the committed ID: a
+// store that went back (restarted empty) or that another writer moved on
+// refuses the commit and changes nothing.
+func testDiverged(t *testing.T, s state.Store) {
+	want := model{}
+	// An empty store whose writer committed 7 before: it came back empty.
+	diverged(t, s, want, 8, 7, 0)
+	commit(t, s, want, 1, set("d", "k", "v1"))
+	commit(t, s, want, 2, set("d", "k", "v2"))
+	commit(t, s, want, 3, set("d", "k", "v3"))
+	diverged(t, s, want, 4, 7, 3) // behind its writer
+	diverged(t, s, want, 5, 2, 3) // another writer committed 3
+	diverged(t, s, want, 9, 0, 3)
+	// A stale ID is ErrStale, whatever Previous says.
+	if err := s.Commit(ctx(), state.Checkpoint{ID: 3, Previous: 9, Changes: changes(set("d", "k", "stale"))}); !errors.Is(err, state.ErrStale) || errors.Is(err, state.ErrDiverged) {
+		t.Fatalf("Commit(3 after 9) with 3 committed = %v, want ErrStale only", err)
+	}
+	commit(t, s, want, 4, set("d", "k", "v4"))
+	want.check(t, s)
+}
+
+// diverged commits id after prev on a store at committed and wants
+// ErrDiverged naming the IDs, and nothing changed.
+func diverged(t *testing.T, s state.Store, want model, id, prev, committed uint64) {
+	t.Helper()
+	err := s.Commit(ctx(), state.Checkpoint{ID: id, Previous: prev, Changes: changes(set("d", "k", "diverged"), set("d", "new", "diverged"))})
+	if !errors.Is(err, state.ErrDiverged) || errors.Is(err, state.ErrStale) {
+		t.Fatalf("Commit(%d after %d) with %d committed = %v, want an error wrapping ErrDiverged", id, prev, committed, err)
+	}
+	for _, n := range []uint64{id, prev, committed} {
+		if !strings.Contains(err.Error(), strconv.FormatUint(n, 10)) {
+			t.Errorf("Commit(%d after %d)'s error %q does not name %d", id, prev, err, n)
+		}
+	}
+	wantCommitted(t, s, committed)
+	want.check(t, s)
+	if len(want["d"]) == 0 {
+		wantSpace(t, s, "d", nil)
+	}
 }
 
 func testCommitCopies(t *testing.T, s state.Store) {
@@ -312,7 +355,7 @@ func testCancelled(t *testing.T, s state.Store) {
 	commit(t, s, want, 1, set("x", "k", "v1"))
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := s.Commit(cancelled, state.Checkpoint{ID: 2, Changes: changes(set("x", "k", "v2"), set("x", "j", "v2"))})
+	err := s.Commit(cancelled, state.Checkpoint{ID: 2, Previous: 1, Changes: changes(set("x", "k", "v2"), set("x", "j", "v2"))})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Commit with a cancelled context = %v, want an error wrapping context.Canceled", err)
 	}
@@ -356,7 +399,7 @@ func testConcurrentScans(t *testing.T, s state.Store) {
 		defer close(done)
 		for id := uint64(1); id <= commits; id++ {
 			var c state.Checkpoint
-			c.ID = id
+			c.ID, c.Previous = id, id-1
 			for k := range keys {
 				c.Changes = append(c.Changes, set("c", "k"+strconv.Itoa(k), strconv.FormatUint(id, 10)))
 			}
@@ -440,7 +483,9 @@ func testConcurrentCommits(t *testing.T, s state.Store) {
 			defer wg.Done()
 			for id := uint64(1); id <= ids; id++ {
 				v := fmt.Sprintf("w%d-%d", w, id)
-				err := s.Commit(ctx(), state.Checkpoint{ID: id, Changes: changes(set("w", "last", v), set("w", v, v))})
+				// Each writer finished id-1 (committed it, or found it stale),
+				// so the store is at id-1 or above: never diverged.
+				err := s.Commit(ctx(), state.Checkpoint{ID: id, Previous: id - 1, Changes: changes(set("w", "last", v), set("w", v, v))})
 				switch {
 				case err == nil:
 					mu.Lock()
@@ -582,8 +627,12 @@ func (m model) check(t *testing.T, s state.Store) {
 // commit commits cs as checkpoint id and applies them to m.
 func commit(t *testing.T, s state.Store, m model, id uint64, cs ...change) {
 	t.Helper()
-	if err := s.Commit(ctx(), state.Checkpoint{ID: id, Changes: cs}); err != nil {
-		t.Fatalf("Commit(%d): %v", id, err)
+	prev, err := s.Committed(ctx())
+	if err != nil {
+		t.Fatalf("Committed: %v", err)
+	}
+	if err := s.Commit(ctx(), state.Checkpoint{ID: id, Previous: prev, Changes: cs}); err != nil {
+		t.Fatalf("Commit(%d after %d): %v", id, prev, err)
 	}
 	m.apply(cs)
 }

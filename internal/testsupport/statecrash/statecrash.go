@@ -263,3 +263,12 @@ func runOnce(ctx context.Context, start func() *exec.Cmd, delay time.Duration, f
 	}
 	return false, ctx.Err()
 }
+
+// Running and Done are the markers a child of [Drive] prints on stdout: once
+// it runs (the kill's delay counts from there), and when it finished its
+// work (Drive stops killing). A child other than [Child] (a connector's
+// end-to-end run) prints them itself.
+const (
+	Running = runningLine
+	Done    = doneLine
+)

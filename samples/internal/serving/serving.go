@@ -16,10 +16,12 @@ import (
 )
 
 // Usage returns a flag.Usage for the sample name: its two modes, then its
-// flags. about is the sample's one-line description.
+// flags. about is the sample's one-line description. It starts as flag's own
+// does ("Usage of wordcount:"), with the sample's name where flag would print
+// os.Args[0], a path in the build cache under go run.
 func Usage(name, about string) func() {
 	return func() {
-		fmt.Fprintf(flag.CommandLine.Output(), `%s: %s
+		fmt.Fprintf(flag.CommandLine.Output(), `Usage of %s: %s
 
 usage:
   %[1]s [flags]

@@ -1,0 +1,222 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
+)
+
+// txnWorld is a kfake broker with topic "out" and what the tests of txns
+// need around it.
+type txnWorld struct {
+	t     *testing.T
+	ctx   context.Context
+	seeds []string
+	info  dsl.TaskInfo
+	next  int // the value of the next record produced
+}
+
+func newTxnWorld(t *testing.T) *txnWorld {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), testsupport.Scaled(30*time.Second))
+	t.Cleanup(cancel)
+	info := dsl.TaskInfo{Topology: "topo", Component: "sink", Index: 0}
+	info.Settings.CheckpointInterval = 10 * time.Millisecond
+	return &txnWorld{t: t, ctx: ctx, seeds: c.ListenAddrs(), info: info}
+}
+
+// open creates a task's producers, as a new incarnation does, and recovers
+// prepared.
+func (w *txnWorld) open(prepared []byte) *txns {
+	w.t.Helper()
+	tx, err := newTxns(w.info, sinkConfig{}, []kgo.Opt{kgo.SeedBrokers(w.seeds...)}, zap.NewNop())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(tx.close)
+	if err := tx.recoverCheckpoint(w.ctx, prepared); err != nil {
+		w.t.Fatalf("recovering %x: %v", prepared, err)
+	}
+	return tx
+}
+
+// produce produces n records in tx's open transaction.
+func (w *txnWorld) produce(tx *txns, n int) {
+	w.t.Helper()
+	for range n {
+		cl, _, err := tx.producer()
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		rec := &kgo.Record{Topic: "out", Key: fmt.Appendf(nil, "%d", w.next), Value: fmt.Appendf(nil, "%d", w.next)}
+		w.next++
+		if err := cl.ProduceSync(w.ctx, rec).FirstErr(); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+func (w *txnWorld) prepare(tx *txns, id uint64) []byte {
+	w.t.Helper()
+	b, err := tx.prepareCheckpoint(w.ctx, id, func(int) bool { return false })
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return b
+}
+
+// committed reads the whole topic read_committed: the values and how often
+// each was read. It returns once the last stable offset of every partition
+// was reached, so an open transaction makes it wait (until ctx ends).
+func (w *txnWorld) committed() map[string]int {
+	w.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(w.seeds...), kgo.ConsumeTopics("out"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer cl.Close()
+	seen := map[string]int{}
+	// A probe record, produced outside any transaction, comes after every
+	// transactional record: once it is read, all before it was decided.
+	probe := &kgo.Record{Topic: "out", Partition: 0, Value: []byte("probe")}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(w.seeds...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer prod.Close()
+	for p := range int32(2) {
+		probe.Partition = p
+		if err := prod.ProduceSync(w.ctx, probe).FirstErr(); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	probes := 0
+	for probes < 2 {
+		fs := cl.PollFetches(w.ctx)
+		if err := w.ctx.Err(); err != nil {
+			w.t.Fatalf("reading the committed records: %v (read %v so far)", err, seen)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if string(r.Value) == "probe" {
+				probes++
+				return
+			}
+			seen[string(r.Value)]++
+		})
+	}
+	return seen
+}
+
+// exactly checks that the committed values are 0..n-1 once each.
+func (w *txnWorld) exactly(n int, seen map[string]int) {
+	w.t.Helper()
+	for i := range n {
+		if c := seen[fmt.Sprint(i)]; c != 1 {
+			w.t.Errorf("value %d read %d times, want once", i, c)
+		}
+	}
+	if len(seen) != n {
+		w.t.Errorf("read %d distinct values, want %d: %v", len(seen), n, seen)
+	}
+}
+
+// A crash after the store committed checkpoint 1 but before CommitCheckpoint
+// ran: the next incarnation commits checkpoint 1's transaction from the bytes
+// the checkpoint stored and aborts the one that took the inputs after the
+// barrier (they are replayed).
+func TestTxnsRecoverCommitsThePreparedAndAbortsTheOpen(t *testing.T) {
+	w := newTxnWorld(t)
+	first := w.open(nil)
+	w.produce(first, 10)
+	prepared := w.prepare(first, 1)
+	w.produce(first, 5) // after the barrier: checkpoint 2's transaction
+	first.close()       // the crash: nothing ended
+
+	w.next = 10 // the replay of what checkpoint 1 does not cover
+	second := w.open(prepared)
+	w.exactly(10, w.committed()) // checkpoint 1's, and nothing of the aborted one
+	w.produce(second, 5)
+	p2 := w.prepare(second, 2)
+	if err := second.commitCheckpoint(w.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	w.exactly(15, w.committed())
+
+	// Recovering from checkpoint 2 again (a crash right after its commit)
+	// commits nothing twice.
+	second.close()
+	w.open(p2)
+	w.exactly(15, w.committed())
+}
+
+// Recovering checkpoint 1 after its transaction was committed and the
+// producer moved on to later transactions is harmless.
+func TestTxnsRecoverAfterTheCommitIsHarmless(t *testing.T) {
+	w := newTxnWorld(t)
+	tx := w.open(nil)
+	var first []byte
+	for id := uint64(1); id <= 3; id++ {
+		w.produce(tx, 4)
+		p := w.prepare(tx, id)
+		if id == 1 {
+			first = p
+		}
+		if err := tx.commitCheckpoint(w.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx.close()
+	w.open(first)
+	w.exactly(12, w.committed())
+}
+
+// A checkpoint with nothing produced prepares nothing, and one whose
+// transaction had a failed record is refused.
+func TestTxnsPrepareEmptyAndFailed(t *testing.T) {
+	w := newTxnWorld(t)
+	tx := w.open(nil)
+	if b := w.prepare(tx, 1); b != nil {
+		t.Fatalf("prepared %x with nothing produced", b)
+	}
+	w.produce(tx, 1)
+	if _, err := tx.prepareCheckpoint(w.ctx, 2, func(int) bool { return true }); err == nil {
+		t.Fatal("a transaction with a failed record was prepared")
+	}
+}
+
+func TestTxnsRefuseATimeoutTheCheckpointsOutlast(t *testing.T) {
+	info := dsl.TaskInfo{Topology: "topo", Component: "sink"}
+	info.Settings.CheckpointInterval = time.Minute
+	_, err := newTxns(info, sinkConfig{txnTimeout: 90 * time.Second}, nil, zap.NewNop())
+	if err == nil {
+		t.Fatal("a 90 s transaction timeout was taken with 1 min checkpoints")
+	}
+	t.Log(err)
+}
+
+func TestPreparedRoundTrip(t *testing.T) {
+	p := preparedTxn{id: "goshelter/t/c/3/1", pid: 4242, epoch: 17}
+	got, err := decodePrepared(p.encode())
+	if err != nil || got != p {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, p)
+	}
+	for _, bad := range [][]byte{nil, {2}, {1, 200}, append(p.encode(), 0)} {
+		if _, err := decodePrepared(bad); err == nil {
+			t.Errorf("decoded %x", bad)
+		}
+	}
+}
