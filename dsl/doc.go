@@ -57,6 +57,7 @@
 //	DirectTask(tuple T) (task int)               // Source of stream T
 //	Position() []byte                            // Source: the two together
 //	Rewind(position []byte) error                // Source
+//	Close() error                                // Source
 //
 // Position and Rewind put a source in the checkpoints of a topology with
 // state ([Stateful]): Position says where the source's next message comes
@@ -77,6 +78,15 @@
 // the checkpoint; CommitCheckpoint runs after checkpoint id committed, and
 // before the next PrepareCheckpoint. An error from any of them fails the
 // task, and the topology rolls back to the last commit.
+//
+// Close tells a source that its task's incarnation has ended (the topology
+// stops, or restarts after a failure): it is called once per task the
+// constructor made, on the task's goroutine, after its last Next and after the
+// last Ack or Nack it will get (the messages still pending are nacked first,
+// after the task's Context ended), so the source releases what it holds there:
+// its client, its connection, a file. An error it returns, or a panic, is
+// logged; the stop goes on. A restart makes a new source, which gets its own
+// Close. Under multilang.Serve it runs when Serve is done with the spout.
 //
 // Tick receives the bolt's tick tuples, every [TickFrequency] of the bolt's
 // or the topology's conf (none by default); they are not tracked. Activate is

@@ -34,6 +34,7 @@ func sourceHooks[T any]() []hook {
 		{"DirectTask", reflect.TypeFor[func(T) int](), "the task of a message is asked only of"},
 		{"Position", reflect.TypeFor[func() []byte](), "a checkpoint stores the position only of"},
 		{"Rewind", reflect.TypeFor[func([]byte) error](), "a restart rewinds only"},
+		{"Close", reflect.TypeFor[func() error](), "the end of an incarnation is reported only to"},
 	}
 }
 

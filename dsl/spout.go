@@ -24,9 +24,13 @@ type directSource[T any] interface {
 // message: it is nacked, the error is logged, and the spout goes on (see
 // [Emitter]).
 //
-// A Source may also have methods Activate() and Deactivate(); these and
-// DirectTask are its optional hooks (see the package doc), which
-// [Builder.Build] checks by name.
+// A Source may also have the methods Activate() and Deactivate() (its task's
+// activation), Position() []byte and Rewind([]byte) error (where it is, for
+// the checkpoints of a topology with state) and Close() error (its task's
+// incarnation ended: release its client). These and DirectTask are its
+// optional hooks (see "Optional hooks" in the package doc, with runnable
+// examples of a positioned source and of Close), which [Builder.Build]
+// checks by name.
 type Source[ID comparable, T any] interface {
 	Next() (id ID, tuple T, ok bool)
 	Ack(id ID)

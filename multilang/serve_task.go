@@ -31,6 +31,17 @@ func (s *server) runSpout(ctx context.Context, c *dsl.Component, in <-chan inbou
 	if o, ok := spout.(component.Opener); ok {
 		o.Open(em)
 	}
+	if cl, ok := spout.(component.Closer); ok { // a Source's Close hook, once Serve is done with it
+		defer func() {
+			if err := callUser(func() {
+				if err := cl.Close(); err != nil {
+					s.info.Logger.Error("spout did not close cleanly", zap.Error(err))
+				}
+			}); err != nil {
+				s.info.Logger.Error("spout panicked while closing", zap.Error(err))
+			}
+		}()
+	}
 	run := func(fn func(dsl.Collector)) { fn(nil) }
 	for {
 		m, err := s.wait(ctx, in, run)

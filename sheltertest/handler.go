@@ -31,3 +31,34 @@ type ManualFunc[In any] func(in In, input dsl.Tuple, c dsl.Collector) error
 func (f ManualFunc[In]) Execute(in In, input dsl.Tuple, c dsl.Collector) error {
 	return f(in, input, c)
 }
+
+// WithTick returns a handler that executes inputs with f and hands tick
+// tuples to tick (the Tick hook: see "Optional hooks" in dsl's package doc),
+// for a per-task constructor that needs both.
+func (f HandlerFunc[In]) WithTick(tick func(t dsl.Tick, c dsl.Collector) error) dsl.Handler[In] {
+	return tickingHandler[In]{f, tick}
+}
+
+// tickingHandler is a HandlerFunc with a Tick hook.
+type tickingHandler[In any] struct {
+	HandlerFunc[In]
+	tick func(dsl.Tick, dsl.Collector) error
+}
+
+func (h tickingHandler[In]) Tick(t dsl.Tick, c dsl.Collector) error { return h.tick(t, c) }
+
+// WithTick returns a manual handler that executes inputs with f and hands
+// tick tuples to tick (the Tick hook), for [dsl.Manual]'s per-task
+// constructors that need both: a bolt that acks what it batched on each
+// tick, say.
+func (f ManualFunc[In]) WithTick(tick func(t dsl.Tick, c dsl.Collector) error) dsl.ManualHandler[In] {
+	return tickingManual[In]{f, tick}
+}
+
+// tickingManual is a ManualFunc with a Tick hook.
+type tickingManual[In any] struct {
+	ManualFunc[In]
+	tick func(dsl.Tick, dsl.Collector) error
+}
+
+func (h tickingManual[In]) Tick(t dsl.Tick, c dsl.Collector) error { return h.tick(t, c) }

@@ -34,12 +34,15 @@ type Source[T any] struct {
 	last        int // the highest id given so far
 	taking      int // Next calls that took a message and have not returned it
 	outstanding int // messages handed out and not settled
-	maxOut      int // the most outstanding once a Next handed one out
+	maxOut      int // the most outstanding of one task once a Next of it handed one out
 	handouts    []Handout[T]
 	outcomes    []Outcome[T]
 	unknown     map[int]int // outcomes for ids never handed out
 	late        []string    // calls the runtime should not have made, in order
 	closed      bool
+
+	outByTask map[int]int                       // outstanding, by the task that handed them out
+	posts     map[int]func(func(dsl.Collector)) // each spout task's TaskInfo.Post, for Clock.Quiet
 }
 
 // message is one id's record.
@@ -48,6 +51,7 @@ type message[T any] struct {
 	handouts int  // times handed out
 	outcomes int  // acks and nacks received
 	out      bool // handed out and not settled
+	task     int  // the task it was last handed out by
 }
 
 // Outcome is what happened to one message: acked, or nacked (failed or timed
@@ -67,9 +71,10 @@ type Handout[T any] struct {
 	// Attempt is 1 the first time the message is handed out, 2 at its
 	// first replay, and so on.
 	Attempt int
-	// Outstanding counts the messages handed out and not settled once this
-	// one was, itself included: with max spout pending p and one task it is
-	// at most p.
+	// Outstanding counts the messages Task handed out and not settled once
+	// this one was, itself included: with max spout pending p it is at most
+	// p, whatever the spout's parallelism ([Source.MaxOutstanding] is its
+	// highest value).
 	Outstanding int
 	At          time.Time // wall clock
 }
@@ -77,7 +82,8 @@ type Handout[T any] struct {
 // NewSource returns a source holding values, in order. Give it options with
 // [Source.With].
 func NewSource[T any](values ...T) *Source[T] {
-	return &Source[T]{queue: values, changed: make(chan struct{}), msgs: map[int]*message[T]{}, unknown: map[int]int{}}
+	return &Source[T]{queue: values, changed: make(chan struct{}), msgs: map[int]*message[T]{}, unknown: map[int]int{},
+		outByTask: map[int]int{}, posts: map[int]func(func(dsl.Collector)){}}
 }
 
 // Generate returns a source of n values, value(0) to value(n-1), made as
@@ -111,11 +117,52 @@ func (s *Source[T]) Push(values ...T) {
 // Spout returns a reliable spout over the source, shared by its tasks.
 // [WaitIdle] finds the source through it.
 func (s *Source[T]) Spout() *dsl.SpoutSpec {
-	spec := dsl.ReliableFrom(func(info dsl.TaskInfo) *feed[T] {
-		return &feed[T]{s: s, task: info.Task, fail: info.Fail}
-	})
+	spec := dsl.ReliableFrom(s.feed)
 	spec.Impl = s
 	return spec
+}
+
+// SpoutPerTask returns a reliable spout whose task of index i is fed by
+// sources[i] alone, as each partition of a topic feeds one consumer: give the
+// spout dsl.Parallelism(len(sources)); a task with no source fails, naming
+// the spout. Each source records its task's handouts and outcomes, so a test
+// reads and verifies them task by task. [WaitIdle] and [Clock.Quiet] see
+// every one of them.
+func SpoutPerTask[T any](sources ...*Source[T]) *dsl.SpoutSpec {
+	spec := dsl.ReliableFrom(func(info dsl.TaskInfo) *feed[T] {
+		if info.Index >= len(sources) {
+			panic(fmt.Errorf("sheltertest: spout %q: task %d (index %d of %d) has no source: SpoutPerTask was given %d",
+				info.Component, info.Task, info.Index, info.Parallelism, len(sources)))
+		}
+		return sources[info.Index].feed(info)
+	})
+	group := make(sourceGroup, len(sources))
+	for i, src := range sources {
+		group[i] = src
+	}
+	spec.Impl = group
+	return spec
+}
+
+// feed makes the source's feed for one spout task.
+func (s *Source[T]) feed(info dsl.TaskInfo) *feed[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if info.Post != nil {
+		s.posts[info.Task] = info.Post // this incarnation's, replacing a previous one's
+	}
+	return &feed[T]{s: s, task: info.Task, fail: info.Fail}
+}
+
+// postsOf returns the Post of every task the source feeds.
+func (s *Source[T]) postsOf() []func(func(dsl.Collector)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]func(func(dsl.Collector)), 0, len(s.posts))
+	for _, task := range sortedKeys(s.posts) {
+		out = append(out, s.posts[task])
+	}
+	return out
 }
 
 // Close tells the source its topology has stopped: from then on Next hands
@@ -180,10 +227,12 @@ func (s *Source[T]) commit(task, id int) {
 	m := s.msgs[id]
 	m.handouts++
 	m.out = true
+	m.task = task
 	s.outstanding++
-	s.maxOut = max(s.maxOut, s.outstanding)
+	s.outByTask[task]++
+	s.maxOut = max(s.maxOut, s.outByTask[task])
 	s.taking--
-	s.handouts = append(s.handouts, Handout[T]{ID: id, Value: m.value, Task: task, Attempt: m.handouts, Outstanding: s.outstanding, At: time.Now()})
+	s.handouts = append(s.handouts, Handout[T]{ID: id, Value: m.value, Task: task, Attempt: m.handouts, Outstanding: s.outByTask[task], At: time.Now()})
 	s.touchLocked()
 }
 
@@ -225,6 +274,7 @@ func (s *Source[T]) settle(task, id int, acked bool) func(int) error {
 		m.outcomes++
 		m.out = false
 		s.outstanding--
+		s.outByTask[m.task]--
 		if !acked && s.opts.replays != 0 && (s.opts.replays < 0 || m.handouts <= s.opts.replays) {
 			s.ready = append(s.ready, id)
 		}
@@ -342,9 +392,11 @@ func (s *Source[T]) Handouts() []Handout[T] {
 	return append([]Handout[T](nil), s.handouts...)
 }
 
-// MaxOutstanding returns the most messages that were handed out and not
-// settled at once, counted as each Next returned: what max spout pending
-// bounds (per task).
+// MaxOutstanding returns the most messages one spout task had handed out and
+// not settled at once, counted as each of its Next calls returned: what max
+// spout pending bounds, per task. A message counts for the task that handed
+// it out until its outcome; with max spout pending p it is at most p whatever
+// the spout's parallelism.
 func (s *Source[T]) MaxOutstanding() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -382,4 +434,54 @@ func (s *Source[T]) Verify() error {
 		return nil
 	}
 	return fmt.Errorf("sheltertest: %s", strings.Join(problems, "; "))
+}
+
+// VerifyOutcomes checks what [Source.Verify] checks and, besides, that the
+// messages acked are exactly the ids in acked and those nacked exactly the
+// ids in nacked, in any order: an id missing from its set, or one in a set it
+// does not belong to, is reported by id. A message nacked, replayed (see
+// [Replay]) and then acked belongs to both sets. The error lists every
+// violation.
+func (s *Source[T]) VerifyOutcomes(acked, nacked []int) error {
+	var problems []string
+	if err := s.Verify(); err != nil {
+		problems = append(problems, strings.TrimPrefix(err.Error(), "sheltertest: "))
+	}
+	problems = append(problems, compareIDs("acked", s.Acked(), acked)...)
+	problems = append(problems, compareIDs("nacked", s.Nacked(), nacked)...)
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("sheltertest: %s", strings.Join(problems, "; "))
+}
+
+// compareIDs reports the ids of got that want lacks and those of want that
+// got lacks, as sets.
+func compareIDs(what string, got, want []int) []string {
+	gotSet, wantSet := map[int]bool{}, map[int]bool{}
+	for _, id := range got {
+		gotSet[id] = true
+	}
+	for _, id := range want {
+		wantSet[id] = true
+	}
+	var extra, missing []int
+	for _, id := range sortedKeys(gotSet) {
+		if !wantSet[id] {
+			extra = append(extra, id)
+		}
+	}
+	for _, id := range sortedKeys(wantSet) {
+		if !gotSet[id] {
+			missing = append(missing, id)
+		}
+	}
+	var problems []string
+	if len(extra) > 0 {
+		problems = append(problems, fmt.Sprintf("%s %v, which should not be", what, extra))
+	}
+	if len(missing) > 0 {
+		problems = append(problems, fmt.Sprintf("not %s %v, which should be", what, missing))
+	}
+	return problems
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -34,10 +33,16 @@ const stopWithin = 30 * time.Second
 // supervision.WithDrainTimeout says otherwise.
 //
 // The checks look at the whole process, as goleak's do: tests that use Start
-// must not run in parallel with other tests (no t.Parallel). They run when
-// Start's cleanup does, so what a cleanup registered later releases (a
-// blocked bolt, a held input) is released first; a cleanup registered before
-// Start runs after the checks. With ginkgo, pass GinkgoTB() as t.
+// must not run in parallel with other tests (no t.Parallel). What exists when
+// Start is called is not a leak: an embedded broker or store started before
+// it, with its goroutines and sockets. Goroutines such a broker (or a client
+// the test owns) starts later are exempted by [IgnoreGoroutines]. A failed
+// goroutine check names the leaked goroutines' top functions, grouped and
+// counted, and says what to do. The checks run when Start's cleanup does, so
+// what a cleanup registered later releases (a blocked bolt, a held input) is
+// released first; a cleanup registered before Start (the broker's Close)
+// runs after the topology stopped and the checks ran: see "Cleanup order" in
+// the package doc. With ginkgo, pass GinkgoTB() as t.
 func Start(t testing.TB, topo *dsl.Topology, opts ...supervision.Option) *supervision.Running {
 	t.Helper()
 	s := &started{t: t, name: topo.Name, log: &testLog{t: t}, before: takeProcessState()}
@@ -76,7 +81,7 @@ func (s *started) cleanup() {
 			problems = append(problems, fmt.Sprintf("stopping topology %q: %v", s.name, err))
 		}
 	}
-	problems = append(problems, s.before.leftovers()...)
+	problems = append(problems, s.before.leftovers(takeIgnored(s.t))...)
 	s.log.close()
 	if len(problems) > 0 {
 		s.t.Helper()
@@ -101,23 +106,24 @@ func stop(r *supervision.Running) error {
 
 // processState is what the process had before a test started its topology.
 type processState struct {
-	goroutines goleak.Option
+	goroutines map[int]bool    // by id
 	fds        map[string]bool // "fd -> target", nil without /proc
 	children   map[int]string  // pid -> description, nil without /proc
 }
 
 func takeProcessState() processState {
 	warmUpPoller()
-	return processState{goroutines: goleak.IgnoreCurrent(), fds: openFDs(), children: childProcesses()}
+	return processState{goroutines: goroutineIDs(), fds: openFDs(), children: childProcesses()}
 }
 
 // leftovers describes what was started after the processState and is still
-// there. goleak.Find waits a while for goroutines on their way out; then
-// what they were closing is closed, but fds and children get the same grace.
-func (b processState) leftovers() []string {
+// there, but the goroutines under ignore. The goroutine check waits a while
+// for goroutines on their way out; then what they were closing is closed,
+// but fds and children get the same grace.
+func (b processState) leftovers(ignore []string) []string {
 	var problems []string
-	if err := goleak.Find(b.goroutines); err != nil {
-		problems = append(problems, "a goroutine outlived the test: "+err.Error())
+	if leaked := leakedGoroutines(b.goroutines, ignore); len(leaked) > 0 {
+		problems = append(problems, describeLeaks(leaked))
 	}
 	var fds, children []string
 	for wait := time.Millisecond; ; wait *= 2 {

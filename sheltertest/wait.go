@@ -6,12 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/supervision"
 )
 
 // WaitIdle waits until r is idle: its current incarnation is up, no tuple is
 // sent and not yet executed, no tuple tree is open, and every kit [Source]
-// feeding r (through [Source.Spout]) is settled as [Source.WaitSettled]
+// feeding r (through [Source.Spout], or each of [SpoutPerTask]'s) is
+// settled as [Source.WaitSettled]
 // means it: nothing left to hand out, no Next in progress, every message
 // handed out acked or nacked. So it cannot return before the first emit,
 // between a Next and its emit, or between two trees. Spouts of other kinds
@@ -49,7 +51,12 @@ type settler interface {
 	// settledState reports whether the source is settled, the version of its
 	// state and, if it is not settled, what it waits for.
 	settledState() (settled bool, version uint64, waiting string)
+	// postsOf returns the TaskInfo.Post of every task the source feeds.
+	postsOf() []func(func(dsl.Collector))
 }
+
+// sourceGroup is the sources of a spout made by SpoutPerTask, by task index.
+type sourceGroup []settler
 
 // namedSource is a kit source and the spout it feeds.
 type namedSource struct {
@@ -65,9 +72,19 @@ func sourcesOf(r *supervision.Running) []namedSource {
 		if c.Spout == nil {
 			continue
 		}
-		if s, ok := c.Spout.Impl.(settler); ok && !seen[s] {
-			seen[s] = true
-			out = append(out, namedSource{c.ID, s})
+		switch impl := c.Spout.Impl.(type) {
+		case sourceGroup:
+			for i, s := range impl {
+				if !seen[s] {
+					seen[s] = true
+					out = append(out, namedSource{fmt.Sprintf("%s (task index %d)", c.ID, i), s})
+				}
+			}
+		case settler:
+			if !seen[impl] {
+				seen[impl] = true
+				out = append(out, namedSource{c.ID, impl})
+			}
 		}
 	}
 	return out

@@ -92,7 +92,7 @@ var _ = Describe("The test kit's source and waits", Label("kit"), func() {
 		Expect(sheltertest.WaitIdle(kitCtx(), r)).To(Succeed())
 		Expect(src.Verify()).To(Succeed())
 		Expect(src.Acked()).To(HaveLen(200))
-		Expect(src.MaxOutstanding()).To(BeNumerically("<=", 4), "two tasks, two pending each")
+		Expect(src.MaxOutstanding()).To(BeNumerically("<=", 2), "two pending per task")
 		tasks := map[int]int{}
 		for _, h := range src.Handouts() {
 			tasks[h.Task]++

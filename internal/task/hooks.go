@@ -13,6 +13,8 @@ type (
 	// may have either.
 	activator   interface{ Activate() }
 	deactivator interface{ Deactivate() }
+	// closer is a Source that releases what it holds when its task ends.
+	closer interface{ Close() error }
 	// positioner is a Source that can say where it is and go back there.
 	positioner interface {
 		Position() []byte

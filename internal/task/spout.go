@@ -20,6 +20,7 @@ func NewSpout(c *dsl.Component, info dsl.TaskInfo) dsl.SpoutTask {
 		t.activator, _ = src.(activator)
 		t.deactivator, _ = src.(deactivator)
 		t.positioner, _ = src.(positioner)
+		t.closer, _ = src.(closer)
 		return t
 	case spec.TypedNext != nil:
 		return unreliableTask(spec.TypedNext(info))
@@ -52,6 +53,7 @@ type reliableTask struct {
 	activator   activator
 	deactivator deactivator
 	positioner  positioner
+	closer      closer
 }
 
 func (r *reliableTask) Next(e dsl.SpoutEmitter) bool {
@@ -86,6 +88,16 @@ func (r *reliableTask) directTask(tuple any) int {
 func (r *reliableTask) Ack(root uint64)  { r.typed.Done(root, true) }
 func (r *reliableTask) Nack(root uint64) { r.typed.Done(root, false) }
 func (r *reliableTask) Abandon()         { r.typed.Abandon() }
+
+// Close forwards the end of the task's incarnation to the Source's Close
+// hook (component.Closer). The runtime calls it once, on the task's
+// goroutine, after Abandon: the Source has heard its last Ack or Nack.
+func (r *reliableTask) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	return r.closer.Close()
+}
 
 // Positioned reports whether the source has positions (Position and Rewind).
 func (r *reliableTask) Positioned() bool { return r.positioner != nil }
