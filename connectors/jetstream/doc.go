@@ -18,6 +18,18 @@
 // A task fetches in the background into a bounded buffer of its own; Next
 // only takes from that buffer, so it never waits for the server.
 //
+// # Messages that always fail
+//
+// By default a message whose tree fails is redelivered forever, as
+// JetStream's own MaxDeliver of -1 does: the spout drops nothing unless told
+// to. [WithMaxDeliver](n) gives a message up after its n-th failure: it is
+// logged at error level with its stream and sequence, counted in the task's
+// metric "jetstream.gave-up" and passed to the [WithGiveUp] function. Without
+// state the spout then terminates it on the server (the server's delivery
+// count decides, so redeliveries after an AckWait count too); the shared
+// consumer itself keeps unlimited deliveries, so a message is never dropped
+// by the server without this report. In a topology with state see below.
+//
 // # AckWait and the message timeout
 //
 // A tree may stay open longer than the consumer's AckWait (the topology's
@@ -56,6 +68,18 @@
 //     topology rolls back and replays it. With no checkpoint yet a task reads
 //     from the stream's start. Each task reads every message, so the spout
 //     reads the stream parallelism times.
+//   - Each failed tree rolls the whole topology back, so a message that
+//     always fails would do so until the supervisor's restart limit stops
+//     the topology; this is what the default (no [WithMaxDeliver] bound)
+//     gives, loudly, rather than dropping a message nobody asked to drop.
+//     With a bound, the spout counts each message's failures in memory that
+//     outlives the rollbacks (not a process restart): after a rewind the
+//     message is handed out again only once the [WithNackBackoff] delay of
+//     its failures has passed (the task's later messages wait with it), and
+//     after n failures it is skipped (the position moves past it, so it is in
+//     no state) and reported once, as above; the rest flows. Failures are
+//     forgotten once a committed checkpoint is past them. Messages abandoned
+//     by a rollback (in flight when another message failed) are not counted.
 //   - The sink writes ahead: a task keeps each input's record (acking the
 //     input at once), its records are committed with the checkpoint, and it
 //     publishes them after the commit with ids derived from the topology,

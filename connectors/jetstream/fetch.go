@@ -46,6 +46,16 @@ func (b *buffer) push(m jetstream.Msg, now time.Time) {
 	b.mu.Unlock()
 }
 
+// peek returns the first message without taking it.
+func (b *buffer) peek() (buffered, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.items) == 0 {
+		return buffered{}, false
+	}
+	return b.items[0], true
+}
+
 func (b *buffer) pop() (buffered, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -18,6 +18,8 @@ type config struct {
 	ackWait    time.Duration
 	nackBase   time.Duration
 	nackMax    time.Duration
+	maxDeliver int           // a message is handed out at most this often; -1: no bound
+	giveUp     func(Message) // called with each message given up after maxDeliver failures
 	buffer     int
 	pubTimeout time.Duration
 	keptMax    int           // checkpointed sink: bytes of records it keeps
@@ -30,6 +32,7 @@ func newConfig(opts []Option) config {
 		ackWait:    30 * time.Second, // JetStream's own default
 		nackBase:   500 * time.Millisecond,
 		nackMax:    30 * time.Second,
+		maxDeliver: -1, // JetStream's default, and no message dropped unless asked
 		buffer:     512,
 		pubTimeout: 5 * time.Second,
 		keptMax:    8 << 20,
@@ -87,6 +90,37 @@ func WithNackBackoff(base, max time.Duration) Option {
 		c.nackBase, c.nackMax = base, max
 	}
 }
+
+// WithMaxDeliver bounds how often a message whose tree fails is delivered
+// to the topology: after its n-th failure it is given up, logged at error
+// level with its stream and sequence, counted in the task's metric
+// "jetstream.gave-up" and passed to the [WithGiveUp] function. -1, the
+// default (JetStream's own), sets no bound: no message is dropped unless
+// the user asks for it.
+//
+// In a topology with state each failure rolls the topology back, so without
+// a bound a message that always fails stops the topology at the
+// supervisor's restart limit; with one, the spout counts the failures across
+// the rollbacks, hands the message out again only after the back-off of
+// [WithNackBackoff], and after n failures skips it (the position moves past
+// it) while the rest flows. Without state the spout terminates the message
+// on the server when a tree fails on its n-th delivery (the server's count,
+// redeliveries after an AckWait included), instead of nacking it.
+func WithMaxDeliver(n int) Option {
+	return func(c *config) {
+		if n < 1 && n != -1 {
+			c.bad("WithMaxDeliver(%d): want at least 1, or -1 for no bound", n)
+			return
+		}
+		c.maxDeliver = n
+	}
+}
+
+// WithGiveUp sets a function called with each message the spout gives up
+// after [WithMaxDeliver] failures (once per message in a topology with
+// state, whatever the rollbacks). It runs on the spout task's goroutine and
+// must not block.
+func WithGiveUp(fn func(Message)) Option { return func(c *config) { c.giveUp = fn } }
 
 // WithBuffer sets how many fetched messages each spout task holds ready for
 // Next (default 512); it is also the largest fetch. A buffer that

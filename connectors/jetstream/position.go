@@ -52,6 +52,7 @@ const positionedInactive = 2 * time.Minute
 // goroutine only.
 type cursor struct {
 	next    uint64        // first stream sequence not yet handed out or passed over (0: the stream's start)
+	marked  uint64        // the position of the previous checkpoint (0: none in this incarnation)
 	last    jetstream.Msg // the last message handed out or passed over
 	covered jetstream.Msg // the last message before the previous checkpoint's position
 }
@@ -60,6 +61,11 @@ type cursor struct {
 // it is the task's own.
 func (c *cursor) take(m jetstream.Msg, seq uint64, info dsl.TaskInfo) bool {
 	c.next, c.last = seq+1, m
+	return c.own(seq, info)
+}
+
+// own tells whether the message at stream sequence seq is the task's.
+func (c *cursor) own(seq uint64, info dsl.TaskInfo) bool {
 	return seq%uint64(max(info.Parallelism, 1)) == uint64(info.Index)
 }
 
@@ -75,7 +81,9 @@ func (s *source[T]) Position() []byte {
 			s.log.Debug("jetstream: ack of the committed position not sent; the consumer's floor lags", zap.Error(err))
 		}
 	}
-	s.cur.covered = s.cur.last
+	// The previous checkpoint committed: no rewind goes back before it.
+	s.poison.prune(s.info.Index, s.info.Parallelism, s.cur.marked)
+	s.cur.covered, s.cur.marked = s.cur.last, s.cur.next
 	return binary.BigEndian.AppendUint64(nil, s.cur.next)
 }
 
@@ -92,6 +100,7 @@ func (s *source[T]) Rewind(position []byte) error {
 		return fmt.Errorf("jetstream: spout %q task %d: rewind after the first Next", s.info.Component, s.info.Index)
 	}
 	s.cur.next = binary.BigEndian.Uint64(position)
+	s.cur.marked = s.cur.next // committed: the first Position prunes below it
 	return nil
 }
 

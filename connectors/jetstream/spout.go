@@ -22,7 +22,7 @@ import (
 // is [Message]. A message translate rejects is terminated (the server never
 // redelivers it), logged, and counted in the task's "jetstream.terminated"
 // metric. An acked tree acks its message; a failed one nacks it with a delay
-// (see [WithNackBackoff]).
+// (see [WithNackBackoff]), or gives it up after [WithMaxDeliver] failures.
 //
 // In a topology with state the spout is a positioned source instead: each
 // task reads through a consumer of its own named after durable, its
@@ -41,10 +41,12 @@ func Spout[T any](url, stream, durable string, translate func(Message) (T, error
 	case durable == "":
 		cfg.bad("Spout: empty durable consumer name for stream %q", stream)
 	}
+	// Failures outlive the tasks' incarnations (poison.go).
+	sick := newPoison()
 	// The constructor returns the concrete source, so Build sees its
 	// Position and Rewind hooks.
 	return dsl.ReliableFrom(func(info dsl.TaskInfo) *source[T] {
-		return newSource(info, url, stream, durable, translate, cfg)
+		return newSource(info, url, stream, durable, translate, cfg, sick)
 	})
 }
 
@@ -84,6 +86,7 @@ type source[T any] struct {
 	settled    chan struct{} // inflight reached 0
 	period     atomic.Int64  // in-progress period in ns, set by the keeper
 	terminated int64
+	poison     *poison // the failures of the spout's messages, shared by its tasks and their incarnations
 	// cur is the task's place in the stream when the runtime checkpoints it
 	// (dsl.TaskInfo.Checkpointed, position.go); nil otherwise.
 	cur *cursor
@@ -92,9 +95,9 @@ type source[T any] struct {
 	start func()
 }
 
-func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate func(Message) (T, error), cfg config) *source[T] {
+func newSource[T any](info dsl.TaskInfo, url, stream, durable string, translate func(Message) (T, error), cfg config, sick *poison) *source[T] {
 	s := &source[T]{
-		info: info, log: info.Logger, cfg: cfg, translate: translate,
+		info: info, log: info.Logger, cfg: cfg, translate: translate, poison: sick,
 		buf: newBuffer(cfg.buffer), open: tracker{}, space: make(chan struct{}, 1), settled: make(chan struct{}, 1),
 	}
 	if s.log == nil {
@@ -126,15 +129,29 @@ func (s *source[T]) Next() (*entry, T, bool) {
 	// over another task's message costs little and does not count: the
 	// buffer bounds it.
 	for rejected := 0; rejected < 16; {
-		b, ok := s.buf.pop()
+		b, ok := s.buf.peek()
 		if !ok {
 			return nil, zero, false
 		}
-		select {
-		case s.space <- struct{}{}:
-		default:
-		}
 		m, err := toMessage(b.msg)
+		if err == nil && s.cur != nil && s.cur.own(m.StreamSeq, s.info) {
+			skip, report, fails, due := s.poison.verdict(m.StreamSeq, time.Now(), &s.cfg)
+			if !due.IsZero() {
+				// A retry waits for its back-off, and the task's messages
+				// after it with it: the position must not pass it.
+				return nil, zero, false
+			}
+			if skip {
+				s.pop()
+				s.cur.take(b.msg, m.StreamSeq, s.info) // the position moves past it
+				if report {
+					m.Delivered = fails
+					s.reportGiveUp(m, fails, s.poison.gaveUpOne(s.info.Index), "skipping it")
+				}
+				continue
+			}
+		}
+		s.pop()
 		if err == nil && s.cur != nil && !s.cur.take(b.msg, m.StreamSeq, s.info) {
 			continue // another task's message
 		}
@@ -153,6 +170,16 @@ func (s *source[T]) Next() (*entry, T, bool) {
 		return e, t, true
 	}
 	return nil, zero, false
+}
+
+// pop drops the buffer's first message, which Next peeked at, and tells the
+// fetcher there is room.
+func (s *source[T]) pop() {
+	s.buf.pop()
+	select {
+	case s.space <- struct{}{}:
+	default:
+	}
 }
 
 func (s *source[T]) reject(m jetstream.Msg, err error) {
@@ -184,9 +211,21 @@ func (s *source[T]) Ack(e *entry) {
 }
 
 // Nack asks the server to redeliver the message after the back-off delay of
-// its delivery count.
+// its delivery count, or terminates it on the server once it failed on its
+// last delivery ([WithMaxDeliver]). In a topology with state it counts the
+// failure (poison.go) instead: the topology rolls back and the rewind
+// replays the message. A Nack after the task's Context ended is no failure
+// but a message abandoned with its incarnation, which the rewind replays.
 func (s *source[T]) Nack(e *entry) {
-	if s.cur != nil { // the topology rolls back and the rewind replays it
+	if s.cur != nil {
+		if s.info.Context().Err() == nil {
+			s.poison.fail(e.seq, time.Now(), &s.cfg)
+		}
+		s.close(e)
+		return
+	}
+	if s.cfg.maxDeliver > 0 && e.delivered >= uint64(s.cfg.maxDeliver) {
+		s.giveUp(e)
 		s.close(e)
 		return
 	}
@@ -194,6 +233,19 @@ func (s *source[T]) Nack(e *entry) {
 		s.log.Debug("jetstream: nak not sent; redelivery after AckWait", zap.Uint64("seq", e.seq), zap.Error(err))
 	}
 	s.close(e)
+}
+
+// giveUp terminates e's message on the server, which never redelivers it,
+// and reports it: it failed on its last delivery.
+func (s *source[T]) giveUp(e *entry) {
+	m, err := toMessage(e.msg)
+	if err != nil { // it was read once (Next): cannot happen
+		m = Message{Subject: e.msg.Subject(), StreamSeq: e.seq, Delivered: e.delivered}
+	}
+	s.reportGiveUp(m, e.delivered, s.poison.gaveUpOne(s.info.Index), "terminating it")
+	if err := e.msg.TermWithReason("goshelter: failed max deliver times"); err != nil {
+		s.log.Warn("jetstream: terminating a message given up failed; it will be redelivered", zap.Uint64("seq", e.seq), zap.Error(err))
+	}
 }
 
 func (s *source[T]) close(e *entry) {
