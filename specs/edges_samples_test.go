@@ -144,7 +144,7 @@ var _ = Describe("The samples", Label("edges", "samples"), Ordered, func() {
 
 // allSamples are the samples the specs build, those of modules of their own
 // (jetstream, kafka, statefulcount) through go.work.
-var allSamples = []string{"guaranteed", "jetstream", "kafka", "multilang", "statefulcount", "trending", "wordcount"}
+var allSamples = []string{"exactlyonce", "guaranteed", "jetstream", "kafka", "multilang", "statefulcount", "trending", "wordcount"}
 
 // sampleLastLine returns the last non-empty line of s.
 func sampleLastLine(s string) string {

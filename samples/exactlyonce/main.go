@@ -65,6 +65,7 @@ import (
 
 	"github.com/goshelter/goshelter/connectors/kafka"
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/samples/internal/cli"
 	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"github.com/goshelter/goshelter/state"
 	"github.com/goshelter/goshelter/state/pebble"
@@ -102,6 +103,7 @@ type Config struct {
 	Interval   time.Duration // checkpoint interval
 	LineDelay  time.Duration // work per line in split (0: none), so a kill finds work in flight
 	Running    func()        // called once the topology runs (the crash test's marker)
+	Status     string        // serve the status page at this address while running ("" for none)
 	Logger     *zap.Logger
 }
 
@@ -113,6 +115,8 @@ func main() {
 		return
 	}
 	var c Config
+	cli.Usage("exactlyonce", "Kafka -> stateful count -> Kafka exactly-once; kill it (kill -9) and start it again")
+	status := cli.StatusFlag()
 	brokers := flag.String("brokers", "", "comma-separated seed brokers; empty: the local broker (started if needed)")
 	flag.StringVar(&c.BrokerAddr, "broker-addr", "127.0.0.1:39092", "address of the local broker")
 	flag.StringVar(&c.Dir, "dir", "exactlyonce-data", "directory of the store and of the local broker's data")
@@ -122,6 +126,7 @@ func main() {
 	flag.DurationVar(&c.Interval, "interval", 100*time.Millisecond, "checkpoint interval (the output's latency)")
 	stopBroker := flag.Bool("stop-broker", false, "stop the local broker of -dir and exit")
 	flag.Parse()
+	c.Status = *status
 	if *stopBroker {
 		if err := stopLocalBroker(c.Dir); err != nil {
 			log.Fatal(err)
@@ -263,23 +268,32 @@ func Run(ctx context.Context, c Config) (err error) {
 	if err != nil {
 		return err
 	}
+	stopStatus, err := cli.ServeStatus(c.Status, topo, running)
+	if err != nil {
+		return errors.Join(err, cli.Stop(running, 30*time.Second))
+	}
+	defer func() { err = errors.Join(err, stopStatus()) }()
 	if c.Running != nil {
 		c.Running()
 	}
-	waitErr := waitCounted(ctx, store, words, c.Duration)
-	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := running.Stop(stopCtx); err != nil { // its last checkpoint covers what was handed out
-		return errors.Join(waitErr, fmt.Errorf("stopping: %w", err))
+	// However the run ends (counted, the duration, an interrupt, or the
+	// topology failing for good), the summary is printed before any error.
+	waitErr := waitCounted(ctx, store, words, c.Duration, running)
+	if errors.Is(waitErr, context.DeadlineExceeded) || errors.Is(waitErr, context.Canceled) {
+		waitErr = nil
 	}
-	if waitErr != nil && !errors.Is(waitErr, context.DeadlineExceeded) && !errors.Is(waitErr, context.Canceled) {
-		return waitErr
+	stopErr := cli.Stop(running, 30*time.Second) // its last checkpoint covers what was handed out
+	if stopErr != nil {
+		stopErr = fmt.Errorf("stopping: %w", stopErr)
 	}
 	s, err := summarise(context.Background(), seeds, store, lines, want)
 	if err != nil {
-		return err
+		return errors.Join(waitErr, stopErr, err)
 	}
 	fmt.Println(s)
+	if err := errors.Join(waitErr, stopErr); err != nil {
+		return err
+	}
 	if !s.Exact {
 		return ErrNotExact
 	}
@@ -287,9 +301,9 @@ func Run(ctx context.Context, c Config) (err error) {
 }
 
 // waitCounted waits until the committed counts add up to words, or d passed,
-// or ctx ended. The store is read between checkpoints: a committed
-// checkpoint is immutable.
-func waitCounted(ctx context.Context, store state.Store, words int, d time.Duration) error {
+// or ctx ended, or the topology ended by itself (then with why). The store
+// is read between checkpoints: a committed checkpoint is immutable.
+func waitCounted(ctx context.Context, store state.Store, words int, d time.Duration, running *supervision.Running) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -305,6 +319,11 @@ func waitCounted(ctx context.Context, store state.Store, words int, d time.Durat
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-running.Done():
+			if err := running.Wait(); err != nil {
+				return fmt.Errorf("the topology ended: %w", err)
+			}
+			return nil
 		case <-tick.C:
 		}
 	}
