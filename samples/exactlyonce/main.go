@@ -49,11 +49,9 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -146,39 +144,6 @@ func main() {
 	}
 }
 
-// Lines returns the input: n lines of 3 to 9 words of the sample corpus
-// drawn with seed; line i is the same for every n > i.
-func Lines(n int, seed uint64) []string {
-	var vocab []string
-	for _, s := range corpus.Sentences {
-		vocab = append(vocab, strings.Fields(s)...)
-	}
-	slices.Sort(vocab)
-	vocab = slices.Compact(vocab)
-	r := rand.New(rand.NewPCG(seed, seed))
-	lines := make([]string, n)
-	words := make([]string, 0, 9)
-	for i := range lines {
-		words = words[:0]
-		for range 3 + r.IntN(7) {
-			words = append(words, vocab[r.IntN(len(vocab))])
-		}
-		lines[i] = strings.Join(words, " ")
-	}
-	return lines
-}
-
-// WordCounts counts the words of lines.
-func WordCounts(lines []string) map[string]int {
-	counts := map[string]int{}
-	for _, l := range lines {
-		for _, w := range strings.Fields(l) {
-			counts[w]++
-		}
-	}
-	return counts
-}
-
 // Topology is Kafka "lines" -> split -> count (stateful) -> Kafka "counts".
 // Under state the spout is positioned and the sink transactional: both by
 // default, nothing to ask for.
@@ -241,8 +206,8 @@ func Run(ctx context.Context, c Config) (err error) {
 		}
 		seeds = []string{c.BrokerAddr}
 	}
-	lines := Lines(c.Lines, c.Seed)
-	want := WordCounts(lines)
+	lines := corpus.Lines(c.Lines, c.Seed)
+	want := corpus.WordCounts(lines)
 	words := 0
 	for _, n := range want {
 		words += n

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"net"
 	"os"
 	"os/exec"
@@ -104,8 +105,8 @@ func proveExactlyOnce(t *testing.T, during func(t *testing.T, c *kfake.Cluster, 
 		t.Fatal(err)
 	}
 	defer store.Close()
-	lines := Lines(crashLines, 1)
-	want := WordCounts(lines)
+	lines := corpus.Lines(crashLines, 1)
+	want := corpus.WordCounts(lines)
 	s, err := summarise(ctx, []string{addr}, store, lines, want)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestExactlyOnceSurvivesSIGKILLWithASecondConsumer(t *testing.T) {
 		// The input is there before the first child, for the newcomer to read.
 		ctx, cancel := context.WithTimeout(context.Background(), testsupport.Scaled(time.Minute))
 		defer cancel()
-		if err := writeInput(ctx, []string{addr}, Lines(crashLines, 1)); err != nil {
+		if err := writeInput(ctx, []string{addr}, corpus.Lines(crashLines, 1)); err != nil {
 			t.Fatal(err)
 		}
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(linesTopic),

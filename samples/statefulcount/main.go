@@ -40,7 +40,6 @@ import (
 	"fmt"
 	"log"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"os/signal"
 	"slices"
@@ -63,39 +62,6 @@ import (
 // countTasks is the count bolt's parallelism. A stateful bolt's state is
 // stored by task, so it cannot change between runs on one store.
 const countTasks = 2
-
-// generate returns n lines of 3 to 9 words drawn from the words of
-// corpus.Sentences with seed: line i is the same for every n > i.
-func generate(n int, seed uint64) []string {
-	var vocab []string
-	for _, s := range corpus.Sentences {
-		vocab = append(vocab, strings.Fields(s)...)
-	}
-	slices.Sort(vocab)
-	vocab = slices.Compact(vocab)
-	r := rand.New(rand.NewPCG(seed, seed))
-	lines := make([]string, n)
-	words := make([]string, 0, 9)
-	for i := range lines {
-		words = words[:0]
-		for range 3 + r.IntN(7) {
-			words = append(words, vocab[r.IntN(len(vocab))])
-		}
-		lines[i] = strings.Join(words, " ")
-	}
-	return lines
-}
-
-// countWords counts the words of lines.
-func countWords(lines []string) map[string]int {
-	counts := map[string]int{}
-	for _, l := range lines {
-		for _, w := range strings.Fields(l) {
-			counts[w]++
-		}
-	}
-	return counts
-}
 
 // source reads the corpus in order; its position is the index of its next
 // line. One is made per task and incarnation: the runtime rewinds it to the
@@ -253,7 +219,7 @@ type options struct {
 
 func run(n int, seed uint64, o options) (err error) {
 	dir, duration, interval := o.dir, o.duration, o.interval
-	lines := generate(n, seed)
+	lines := corpus.Lines(n, seed)
 	store, err := openStore(dir)
 	if err != nil {
 		return err
@@ -315,11 +281,11 @@ func report(lines []string, store state.Store, restarts int) error {
 		fmt.Fprintf(&b, " %s=%d", w, got[w])
 		counted += got[w]
 	}
-	for _, c := range countWords(lines) {
+	for _, c := range corpus.WordCounts(lines) {
 		words += c
 	}
 	fmt.Printf("counts:%s\n", b.String())
-	exact := position <= len(lines) && maps.Equal(got, countWords(lines[:position]))
+	exact := position <= len(lines) && maps.Equal(got, corpus.WordCounts(lines[:position]))
 	fmt.Printf("summary: lines=%d words=%d done=%d counted=%d exact=%t checkpoint=%d restarts=%d\n",
 		len(lines), words, position, counted, exact, id, restarts)
 	if position > len(lines) {

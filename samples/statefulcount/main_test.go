@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/goshelter/goshelter/samples/internal/corpus"
 	"io"
 	"os"
 	"regexp"
@@ -12,7 +13,7 @@ import (
 )
 
 func TestTheCorpusOfMoreLinesStartsWithTheLinesOfFewer(t *testing.T) {
-	short, long := generate(100, 7), generate(1000, 7)
+	short, long := corpus.Lines(100, 7), corpus.Lines(1000, 7)
 	if !slices.Equal(short, long[:100]) {
 		t.Error("the first 100 lines differ between -lines 100 and -lines 1000")
 	}
