@@ -36,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -56,6 +57,8 @@ func main() {
 	coef := flag.Int("coef", 0, "timeout coefficient; 0: chosen from a timed test run")
 	keep := flag.String("out", "", "directory to keep gremlins' JSON reports in")
 	dry := flag.Bool("dry", false, "list the mutants, test none (gremlins --dry-run)")
+	only := flag.String("only", "", "mutate only the files (relative to each directory) this regexp matches")
+	runTests := flag.String("run", "", "run only the tests this regexp matches (go test -run): a lower bound, for a quick look")
 	flag.Parse()
 	dirs := flag.Args()
 	if len(dirs) == 0 {
@@ -80,7 +83,7 @@ func main() {
 	}
 	var rows []row
 	for _, d := range dirs {
-		r, err := mutate(root, tmp, bin, d, *workers, *coef, *dry, *keep, eq)
+		r, err := mutate(root, tmp, bin, d, opts{*workers, *coef, *dry, *keep, *only, *runTests}, eq)
 		if err != nil {
 			fatal(fmt.Errorf("%s: %w", d, err))
 		}
@@ -212,12 +215,28 @@ func run(dir string, env []string, name string, args ...string) (time.Duration, 
 	return time.Since(start), string(out), err
 }
 
-func mutate(root, tmp, bin, dir string, workers, coef int, dry bool, keep string, eq map[string]bool) (row, error) {
+// opts are the command's flags.
+type opts struct {
+	workers, coef int
+	dry           bool
+	keep          string
+	only, run     string
+}
+
+func mutate(root, tmp, bin, dir string, o opts, eq map[string]bool) (row, error) {
+	workers, coef, dry, keep := o.workers, o.coef, o.dry, o.keep
 	abs := filepath.Join(root, dir)
 	modRoot := moduleRoot(abs)
 	e, err := env(root, tmp, modRoot)
 	if err != nil {
 		return row{}, err
+	}
+	if o.run != "" {
+		for i, kv := range e {
+			if strings.HasPrefix(kv, "GOFLAGS=") {
+				e[i] = kv + " -run=" + o.run
+			}
+		}
 	}
 	rel, _ := filepath.Rel(modRoot, abs)
 	pattern := "./" + filepath.ToSlash(rel) + "/..."
@@ -246,7 +265,11 @@ func mutate(root, tmp, bin, dir string, workers, coef int, dry bool, keep string
 	if dry {
 		args = append(args, "--dry-run")
 	}
-	for _, x := range excluded(root, abs) {
+	x, err := excluded(root, abs, o.only)
+	if err != nil {
+		return row{}, err
+	}
+	for _, x := range x {
 		args = append(args, "-E", x)
 	}
 	fmt.Fprintf(os.Stderr, "mutate: %s: tests took %v uncached; gremlins %s (GOFLAGS=%q)\n", dir, took.Round(time.Millisecond), strings.Join(args, " "), goflags(e))
@@ -279,9 +302,22 @@ var alsoExcluded = map[string][]string{"state": {"^statetest/"}}
 
 // excluded returns the file patterns (relative to dir) gremlins must not
 // mutate: modules of their own below dir, testdata and alsoExcluded.
-func excluded(root, dir string) []string {
+func excluded(root, dir, only string) ([]string, error) {
 	rel, _ := filepath.Rel(root, dir)
 	x := append([]string{`(^|/)testdata/`}, alsoExcluded[filepath.ToSlash(rel)]...)
+	if only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			return nil, err
+		}
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			rel, _ := filepath.Rel(dir, p)
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && !re.MatchString(filepath.ToSlash(rel)) {
+				x = append(x, "^"+regexp.QuoteMeta(filepath.ToSlash(rel))+"$")
+			}
+			return nil
+		})
+	}
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() && p != dir {
 			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
@@ -292,7 +328,7 @@ func excluded(root, dir string) []string {
 		}
 		return nil
 	})
-	return x
+	return x, nil
 }
 
 type report struct {
