@@ -28,7 +28,8 @@ func TestStartCatchesALeakedGoroutine(t *testing.T) {
 		return "", nil
 	})
 	wantOneFailure(t, errs, "a goroutine outlived the test:",
-		"1 × github.com/goshelter/goshelter/sheltertest_test.leakedWaiter [chan receive]")
+		"\n  1 × github.com/goshelter/goshelter/sheltertest_test.leakedWaiter [chan receive], "+
+			"created by github.com/goshelter/goshelter/sheltertest_test.TestStartCatchesALeakedGoroutine.func1\n")
 }
 
 func TestStartCatchesALeakedFileDescriptor(t *testing.T) {
