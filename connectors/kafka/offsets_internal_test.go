@@ -67,6 +67,9 @@ func TestCommitPointAndOffsets(t *testing.T) {
 	if p.commitPoint() != 10 {
 		t.Fatalf("commit point %d with 10 open, want 10", p.commitPoint())
 	}
+	if p.uncommitted() != 2 {
+		t.Errorf("uncommitted = %d with 10 and 11 polled past the commit at 10, want 2", p.uncommitted())
+	}
 	parts := map[key]*partition{{"t", 3}: p}
 	if got := offsets(parts, (*partition).commitPoint); got != nil {
 		t.Errorf("offsets at the committed point = %v, want nil", got)
