@@ -167,6 +167,12 @@ func TestBackoffSchedule(t *testing.T) {
 	if got := exact.delay(3); got != 20*time.Millisecond {
 		t.Errorf("delay(3) past max = %v, want 20ms", got)
 	}
+	// At the cap the schedule stops doubling: a huge period doubled past it
+	// would overflow.
+	huge := backoff{period: 1 << 62, max: 1 << 62}
+	if got := huge.delay(3); got != 1<<62 {
+		t.Errorf("delay(3) with period and max 2^62ns = %v, want the max", got)
+	}
 }
 
 func TestRecordHeadersBothWays(t *testing.T) {
