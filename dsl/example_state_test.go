@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -97,12 +98,17 @@ func runCount(store state.Store, words []string) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	running, err := supervision.Run(ctx, topo, supervision.WithStore(store), supervision.WithLogger(zap.NewNop()))
 	if err != nil {
 		return nil, err
 	}
-	<-done // an input of a stateful bolt is acked once its checkpoint commits
+	select { // an input of a stateful bolt is acked once its checkpoint commits
+	case <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	if err := running.Stop(ctx); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/supervision"
@@ -77,7 +78,11 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	<-done
+	select { // a failure ends the wait
+	case <-done:
+	case <-time.After(20 * time.Second):
+		fmt.Println("not done")
+	}
 	if err := running.Stop(context.Background()); err != nil {
 		fmt.Println(err)
 	}
@@ -135,7 +140,11 @@ func ExampleWindowed() {
 		fmt.Println(err)
 		return
 	}
-	<-done
+	select { // a failure ends the wait
+	case <-done:
+	case <-time.After(20 * time.Second):
+		fmt.Println("not done")
+	}
 	if err := running.Stop(context.Background()); err != nil {
 		fmt.Println(err)
 	}
@@ -280,7 +289,11 @@ func ExampleEmitter_chunked() {
 		fmt.Println(err)
 		return
 	}
-	<-done
+	select { // a failure ends the wait
+	case <-done:
+	case <-time.After(20 * time.Second):
+		fmt.Println("not done")
+	}
 	if err := r.Stop(context.Background()); err != nil {
 		fmt.Println(err)
 	}

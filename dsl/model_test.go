@@ -179,3 +179,54 @@ func TestTaskInfoContext(t *testing.T) {
 		t.Error("the task's Context did not end with ctx")
 	}
 }
+
+// A stream type declared under two names is refused; declared again under
+// its own name, or with Streams, it is the same stream (issue 35).
+func TestStreamTypeDeclaredTwice(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		decl func(b *dsl.Builder)
+		want string // "": Build succeeds
+	}{
+		{"two names", func(b *dsl.Builder) { b.NamedStream("first", numIn{}).NamedStream("second", numIn{}) },
+			`stream type dsl_test.numIn is declared twice, as "first" and "second"`},
+		{"the same name twice", func(b *dsl.Builder) { b.NamedStream("first", numIn{}).NamedStream("first", numIn{}) }, ""},
+		{"named, then unnamed", func(b *dsl.Builder) { b.NamedStream("first", numIn{}).Streams(numIn{}) }, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := dsl.New("streams", nil)
+			tt.decl(b)
+			b.Spout("nums", dsl.Unreliable(noNums))
+			topo, err := b.Build()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(topo.Streams) != 1 || topo.Streams[0].Name != "first" {
+					t.Errorf("streams %v, want one named first", topo.Streams)
+				}
+				return
+			}
+			var ve *dsl.ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0] != tt.want {
+				t.Fatalf("Build = %v, want the one problem %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// Storm's default topology.subprocess.timeout.secs is 30.
+func TestDefaultSubprocessTimeout(t *testing.T) {
+	b := dsl.New("defaults", nil)
+	b.Spout("nums", dsl.Unreliable(noNums))
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := topo.Settings.SubprocessTimeout; got != 30*time.Second {
+		t.Errorf("default subprocess timeout = %v, want 30s", got)
+	}
+	if got := topo.Components[0].Settings.SubprocessTimeout; got != 30*time.Second {
+		t.Errorf("a component's default subprocess timeout = %v, want 30s", got)
+	}
+}

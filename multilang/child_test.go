@@ -115,7 +115,7 @@ func TestCloseKillsAChildThatIgnoresTheTerminationSignal(t *testing.T) {
 		cfg.grace = 200 * time.Millisecond
 		cfg.onFrame = func(*child, []byte, bool) error { answered <- struct{}{}; return nil }
 	})
-	<-answered // it runs its trap: SIGTERM will be ignored
+	testsupport.Recv(t, answered, 10*time.Second, "the child's sync") // it runs its trap: SIGTERM will be ignored
 	start := time.Now()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)

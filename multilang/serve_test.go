@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"io"
 	"os"
 	"path/filepath"
@@ -399,7 +400,7 @@ func TestServeRefusesAComponentItCannotHost(t *testing.T) {
 			if msg["command"] != "error" || !strings.Contains(msg["msg"], c.says) {
 				t.Errorf("child said %s", f)
 			}
-			err = <-done
+			err = testsupport.Recv(t, done, 10*time.Second, "Serve's end")
 			if err == nil || !strings.Contains(err.Error(), c.says) || c.is != nil && !errors.Is(err, c.is) {
 				t.Errorf("Serve: %v", err)
 			}
@@ -449,7 +450,7 @@ func TestServeResolvesAnInputStreamByItsSendersDeclaredID(t *testing.T) {
 			t.Fatalf("got %+v, want input %q acked", ack, id)
 		}
 	}
-	if a, b := <-got, <-got; a != (Word{"the"}) || b != (Count{"the", 3}) {
+	if a, b := testsupport.Recv(t, got, 10*time.Second, "the word"), testsupport.Recv(t, got, 10*time.Second, "the count"); a != (Word{"the"}) || b != (Count{"the", 3}) {
 		t.Errorf("the bolt got %v and %v", a, b)
 	}
 	if err := h.close(); err != nil {
@@ -483,7 +484,7 @@ func TestServeUsesTheHostsTaskIDs(t *testing.T) {
 	// 1-2 sorts before the lowercase ids.
 	storm := map[string]string{"1": "__acker", "2": "__acker", "3": "a-lines", "4": "b-split", "5": "b-split", "6": "z-sink", "7": "z-sink"}
 	h := newFakeHost(t, topo, map[string]any{}, wire.Context{ComponentID: "b-split", TaskID: 5, TaskToComponent: storm})
-	if got := <-seen; got != "[6 7] [1 2] 1 2" {
+	if got := testsupport.Recv(t, seen, 10*time.Second, "the bolt's context"); got != "[6 7] [1 2] 1 2" {
 		t.Errorf("model tasks, ackers, index, parallelism: %s", got)
 	}
 	h.send(map[string]any{"id": "1", "comp": "a-lines", "stream": "Sentence", "task": 3, "tuple": []string{"hi"}})
@@ -636,7 +637,7 @@ func TestServeEndsTheComponentsContextWhenItReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startServe(t, topo, "sink", 2)
-	ctx := <-ctxs
+	ctx := testsupport.Recv(t, ctxs, 10*time.Second, "the task's context")
 	if ctx.Err() != nil {
 		t.Fatalf("the context ended while Serve runs: %v", context.Cause(ctx))
 	}

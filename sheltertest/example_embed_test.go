@@ -29,7 +29,8 @@ func runBuilt(b *dsl.Builder, clk *sheltertest.Clock) (*supervision.Running, err
 // VerifyOutcomes states the whole outcome at once: exactly these orders were
 // acked and those nacked, each once per handout.
 func ExampleSource_VerifyOutcomes() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.Generate(6, func(i int) Order { return Order{ID: i + 1} })
 	running, err := runOrders(src, func(o Order) error {
 		if o.ID%3 == 0 {
@@ -57,7 +58,8 @@ func ExampleSource_VerifyOutcomes() {
 // of a topic feeds one consumer; WaitIdle waits for all of them, and each
 // records its own task's outcomes.
 func ExampleSpoutPerTask() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	east := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"})
 	west := sheltertest.NewSource(Order{1, "pen"})
 	rec := new(sheltertest.Recorder[Order])
@@ -84,7 +86,8 @@ func ExampleSpoutPerTask() {
 // A recording bolt records the tick tuples it gets too, with the time of the
 // topology's clock: here one tick every 10 s, on the kit's clock.
 func ExampleRecorder_Ticks() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	rec := new(sheltertest.Recorder[Order])
 	b := dsl.New("ticked", dsl.Conf{dsl.TickFrequency: 10})
@@ -113,7 +116,8 @@ func ExampleRecorder_Ticks() {
 // Records say when each input arrived, on the topology's clock: here the
 // kit's, moved between the orders.
 func ExampleRecorder_Records() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Date(2024, 1, 1, 9, 0, 0, 0, time.UTC))
 	src := sheltertest.NewSource(Order{1, "book"})
 	rec := new(sheltertest.Recorder[Order])
@@ -146,7 +150,8 @@ func ExampleRecorder_Records() {
 // Hold records every input and never acks it: the trees stay open until the
 // message timeout, which the kit's clock passes at once.
 func ExampleRecorder_Hold() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Unix(0, 0))
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"})
 	held := new(sheltertest.Recorder[Order])
@@ -180,7 +185,8 @@ type Count struct{ N int }
 // WithTick gives a per-task handler made of functions a Tick hook: this bolt
 // counts words and emits its count on each tick.
 func ExampleHandlerFunc_WithTick() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Unix(0, 0))
 	src := sheltertest.NewSource(Word{"a"}, Word{"b"}, Word{"c"})
 	counts := new(sheltertest.Recorder[Count])
@@ -221,7 +227,8 @@ func ExampleHandlerFunc_WithTick() {
 // ManualFunc's WithTick: a bolt that holds its inputs and acks them all on
 // each tick, as a batching sink does.
 func ExampleManualFunc_WithTick() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Unix(0, 0))
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"})
 	rec := new(sheltertest.Recorder[Order])
@@ -267,7 +274,8 @@ func ExampleManualFunc_WithTick() {
 // moves 9 s, short of the 10 s tick frequency, and once every kit task has
 // handled what the clock sent it, no tick has come; at 10 s one has.
 func ExampleClock_Quiet() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Unix(0, 0))
 	rec := new(sheltertest.Recorder[Order])
 	b := dsl.New("quiet", dsl.Conf{dsl.TickFrequency: 10})
@@ -292,4 +300,3 @@ func ExampleClock_Quiet() {
 	// ticks after 9s: 0
 	// ticks after 10s: 1
 }
-

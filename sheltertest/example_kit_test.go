@@ -29,7 +29,8 @@ func (t ticked) Tick(tick dsl.Tick, _ dsl.Collector) error {
 // A Clock drives everything the runtime times: here a bolt's tick tuples,
 // every 10 s, come when the test moves the clock and carry its time.
 func ExampleClock() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	ticks := make(chan dsl.Tick, 1)
 	b := dsl.New("ticking", dsl.Conf{dsl.TickFrequency: 10})
@@ -48,7 +49,13 @@ func ExampleClock() {
 	defer running.Stop(ctx)
 
 	clk.Advance(10 * time.Second)
-	tick := <-ticks
+	var tick dsl.Tick
+	select {
+	case tick = <-ticks:
+	case <-ctx.Done():
+		fmt.Println("no tick:", ctx.Err())
+		return
+	}
 	fmt.Println("now", clk.Now().Format(time.TimeOnly))
 	fmt.Println("tick at", tick.Time.Format(time.TimeOnly), "every", tick.Period)
 	// Output:
@@ -59,7 +66,8 @@ func ExampleClock() {
 // WaitIdle returns once every message the source handed out is settled and
 // nothing is in flight: here the even orders fail, the odd ones ship.
 func ExampleWaitIdle() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.Generate(5, func(i int) Order { return Order{ID: i + 1, Item: "book"} })
 	running, err := runOrders(src, func(o Order) error {
 		if o.ID%2 == 0 {
@@ -84,7 +92,8 @@ func ExampleWaitIdle() {
 // NewSource holds a list of values, handed out in order with ids 1, 2, ...;
 // Outcomes says what became of each.
 func ExampleNewSource() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"})
 	running, err := runOrders(src, func(o Order) error {
 		if o.Item == "lamp" {
@@ -113,7 +122,8 @@ func ExampleNewSource() {
 // Push feeds a running source more values, as a test of a live topology
 // would.
 func ExampleSource_Push() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Order{1, "book"})
 	running, err := runOrders(src, shipAll)
 	if err != nil {
@@ -138,7 +148,8 @@ func ExampleSource_Push() {
 // Verify checks that every message handed out got exactly one outcome; a
 // source that handed out nothing fails it too, since its test checked nothing.
 func ExampleSource_Verify() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	fmt.Println(sheltertest.NewSource(Order{1, "book"}).Verify())
 
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -26,7 +27,8 @@ type FirstSeen struct{ Text string }
 // ByTask has a key per task and keeps each task's inputs in the order it got
 // them.
 func ExampleRecorder() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	rec := new(sheltertest.Recorder[Order])
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"}, Order{3, "pen"})
 
@@ -63,7 +65,8 @@ func ExampleRecorder() {
 // A recording bolt that settles its inputs itself: it records every order,
 // fails the lost one and acks the others, so the source sees one nack.
 func ExampleRecorder_Manual() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	rec := new(sheltertest.Recorder[Order])
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lost"}, Order{3, "pen"})
 	failLost := rec.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Order] {
@@ -110,7 +113,8 @@ func ExampleRecorder_Manual() {
 // the task's own state: here each task remembers the words it has seen, and a
 // fields grouping sends every copy of a word to the same task.
 func ExampleHandlerFunc() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	firsts := new(sheltertest.Recorder[FirstSeen])
 	src := sheltertest.NewSource(Word{"a"}, Word{"b"}, Word{"a"}, Word{"c"}, Word{"b"}, Word{"a"})
 	dedup := dsl.AutoAckFrom(func(dsl.TaskInfo) dsl.Handler[Word] {
@@ -155,7 +159,8 @@ func ExampleHandlerFunc() {
 // ManualFunc lets Manual's per-task constructor return a closure: here each
 // task acks its inputs in pairs, the first when the second arrives.
 func ExampleManualFunc() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Word{"a"}, Word{"b"}, Word{"c"}, Word{"d"})
 	paired := make(chan struct{}, 2)
 	pairs := dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[Word] {
@@ -188,8 +193,14 @@ func ExampleManualFunc() {
 	}
 	defer running.Stop(ctx)
 
-	<-paired
-	<-paired                                                   // all four acked by the bolt
+	for range 2 { // all four acked by the bolt
+		select {
+		case <-paired:
+		case <-ctx.Done():
+			fmt.Println("not acked:", ctx.Err())
+			return
+		}
+	}
 	if err := sheltertest.WaitIdle(ctx, running); err != nil { // and their trees settled
 		fmt.Println(err)
 		return

@@ -37,7 +37,8 @@ func (s ship) Execute(o Order, input dsl.Tuple, c dsl.Collector) error {
 // its Clock makes a 30-second message timeout pass at once, and WaitIdle
 // waits until nothing is in flight.
 func Example() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Unix(0, 0))
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"}, Order{3, "lost"})
 	holding := make(chan Order, 1)
@@ -103,7 +104,8 @@ func shipAll(Order) error { return nil }
 
 // A generated source: 100 orders made as the spout asks for them.
 func ExampleGenerate() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.Generate(100, func(i int) Order { return Order{ID: i + 1, Item: "book"} })
 	running, err := runOrders(src, shipAll)
 	if err != nil {
@@ -122,7 +124,8 @@ func ExampleGenerate() {
 // A source that replays a failed order, as a spout over a broker would: the
 // lamp fails twice, then ships.
 func ExampleReplay() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"}).With(sheltertest.Replay(3))
 	failures := 0
 	running, err := runOrders(src, func(o Order) error {
@@ -156,7 +159,8 @@ func ExampleReplay() {
 // Options go on a source of values with With: here the lamp fails once and
 // is replayed.
 func ExampleSource_With() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"}).With(
 		sheltertest.Replay(-1), // every nacked order, without limit
 		sheltertest.OnNack(func(id int) error { fmt.Println("nacked", id); return nil }),
@@ -187,7 +191,8 @@ func ExampleSource_With() {
 // Next fails for one order: the spout's task fails, the topology restarts,
 // and the order is handed out again with its id.
 func ExampleOnNext() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	failed := false // OnNext runs on the spout's task, one call at a time
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"}).With(sheltertest.OnNext(func(id int) error {
 		if id == 2 && !failed {
@@ -219,7 +224,8 @@ func ExampleOnNext() {
 // Ack panics for one order: the ack counts, the spout's task fails, and the
 // next incarnation goes on with the next order.
 func ExampleOnAck() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"}).With(sheltertest.OnAck(func(id int) error {
 		if id == 1 {
 			panic("commit failed")
@@ -245,7 +251,8 @@ func ExampleOnAck() {
 
 // OnNack sees every nack, after it is recorded.
 func ExampleOnNack() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"}).With(
 		sheltertest.OnNack(func(id int) error { fmt.Println("nacked", id); return nil }))
 	running, err := runOrders(src, func(o Order) error {
@@ -271,7 +278,8 @@ func ExampleOnNack() {
 
 // What Next handed out, to which task, and how many were outstanding then.
 func ExampleSource_Handouts() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lamp"})
 	running, err := runOrders(src, shipAll)
 	if err != nil {
@@ -293,7 +301,8 @@ func ExampleSource_Handouts() {
 
 // MaxOutstanding checks max spout pending from the source's side.
 func ExampleSource_MaxOutstanding() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.Generate(50, func(i int) Order { return Order{ID: i} })
 	running, err := runOrders(src, shipAll) // max spout pending 1
 	if err != nil {
@@ -311,7 +320,8 @@ func ExampleSource_MaxOutstanding() {
 
 // The ids acked and nacked, in the order of their outcomes.
 func ExampleSource_Acked() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.Generate(4, func(i int) Order { return Order{ID: i + 1} })
 	running, err := runOrders(src, func(o Order) error {
 		if o.ID%2 == 1 {
@@ -334,7 +344,8 @@ func ExampleSource_Acked() {
 
 // Nacked lists each nack, so a replayed message shows once per failure.
 func ExampleSource_Nacked() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.Generate(4, func(i int) Order { return Order{ID: i + 1} })
 	running, err := runOrders(src, func(o Order) error {
 		if o.ID%2 == 1 {
@@ -357,7 +368,8 @@ func ExampleSource_Nacked() {
 
 // Close after Stop: a call the stopped topology still made would fail Verify.
 func ExampleSource_Close() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	src := sheltertest.NewSource(Order{1, "book"})
 	running, err := runOrders(src, shipAll)
 	if err != nil {
@@ -399,7 +411,8 @@ func ExampleSource_WaitOutcomes() {
 // WaitSettled waits until every order is handed out and has its outcome;
 // here one is held until its timeout, which the kit's clock brings.
 func ExampleSource_WaitSettled() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	clk := sheltertest.NewClock(time.Unix(0, 0))
 	src := sheltertest.NewSource(Order{1, "book"}, Order{2, "lost"})
 	holding := make(chan Order, 1)
@@ -419,7 +432,12 @@ func ExampleSource_WaitSettled() {
 	}
 	defer running.Stop(ctx)
 
-	<-holding
+	select {
+	case <-holding:
+	case <-ctx.Done():
+		fmt.Println("not held:", ctx.Err())
+		return
+	}
 	if err := src.WaitOutcomes(ctx, 1); err != nil { // the book's tree completes
 		fmt.Println(err)
 		return

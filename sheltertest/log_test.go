@@ -20,7 +20,8 @@ import (
 // checkpoint left off: the second run, on the same store with a new Log,
 // counts only what the first did not.
 func ExampleNewLog() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	store := state.NewMemory()
 	var words []Word
 	for _, w := range strings.Fields("to be or not to be") {

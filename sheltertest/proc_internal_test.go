@@ -15,6 +15,9 @@ func TestParseStat(t *testing.T) {
 		{"9 (short) S", "", "", 0, false},
 		{"9 (bad) S x", "", "", 0, false},
 		{"no parentheses", "", "", 0, false},
+		{"(first) S 3", "first", "S", 3, true}, // a '(' at the very start still opens the command
+		{"9 )x( S 3", "", "", 0, false},        // a ')' before the '('
+
 	}
 	for _, tt := range tests {
 		comm, st, ppid, ok := parseStat([]byte(tt.stat))
@@ -41,5 +44,19 @@ func TestNewFDsSortsByNumberAndSkipsWithoutProc(t *testing.T) {
 	}
 	if fdNumber("10 -> pipe:[1]") != 10 || fdNumber("9 -> /dev/null") != 9 {
 		t.Error("fdNumber misreads")
+	}
+}
+
+// warmUpPoller opens nothing it keeps: a second call leaves the fds as the
+// first left them.
+func TestWarmUpPollerClosesItsPipe(t *testing.T) {
+	warmUpPoller()
+	before := openFDs()
+	if before == nil {
+		t.Skip("no /proc")
+	}
+	warmUpPoller()
+	if fresh := newFDs(before); len(fresh) != 0 {
+		t.Errorf("warmUpPoller left %v open", fresh)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
@@ -319,7 +320,7 @@ func TestWaitIdleReturnsCtxsCause(t *testing.T) {
 	spout := b.Spout("items", src.Spout())
 	b.Anchored(spout, b.Bolt("holder", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[item] { return held{got} })), dsl.Shuffle[item]())
 	r := run(t, b, sheltertest.NewClock(time.Unix(0, 0)).Option(), supervision.WithDrainTimeout(time.Millisecond))
-	<-got
+	testsupport.Recv(t, got, waitFor, "the held input")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cause := errors.New("the test gave up")
 	cancel(cause)
@@ -338,7 +339,7 @@ func TestWaitIdleErrsWhenTheTopologyStopped(t *testing.T) {
 	spout := b.Spout("items", src.Spout())
 	b.Anchored(spout, b.Bolt("holder", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[item] { return held{got} })), dsl.Shuffle[item]())
 	r := run(t, b, sheltertest.NewClock(time.Unix(0, 0)).Option(), supervision.WithDrainTimeout(time.Millisecond))
-	<-got
+	testsupport.Recv(t, got, waitFor, "the held input")
 
 	waited := make(chan error, 1)
 	go func() { waited <- sheltertest.WaitIdle(context.Background(), r) }()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/sheltertest"
 	"github.com/goshelter/goshelter/supervision"
 )
@@ -265,11 +266,11 @@ func TestWaitOutcomesAndWaitSettled(t *testing.T) {
 	default:
 	}
 	sheltertest.Feed(src).Nack(3)
-	if err := <-outcomes; err != nil {
+	if err := testsupport.Recv(t, outcomes, waitFor, "WaitOutcomes(2)"); err != nil {
 		t.Fatal(err)
 	}
 	sheltertest.Feed(src).Ack(2)
-	if err := <-settled; err != nil {
+	if err := testsupport.Recv(t, settled, waitFor, "WaitSettled"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -346,7 +347,7 @@ func TestWaitIdleSaysWhatTheSourceWaitsFor(t *testing.T) {
 		return nil
 	})), dsl.Shuffle[item]())
 	r := run(t, b, sheltertest.NewClock(time.Unix(0, 0)).Option())
-	<-blocked // message 1 is handed out and held by the sink
+	testsupport.Recv(t, blocked, waitFor, "Next of message 2") // message 1 is handed out and held by the sink
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	err := sheltertest.WaitIdle(ctx, r)

@@ -12,6 +12,7 @@
 package specs_test
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -22,7 +23,10 @@ import (
 
 func TestSpecs(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "goshelter specs")
+	// The mutation run (internal/tools/mutate) stops at the first failing spec.
+	suite, reporter := GinkgoConfiguration()
+	suite.FailFast = suite.FailFast || os.Getenv("GOSHELTER_TEST_FAILFAST") == "1"
+	RunSpecs(t, "goshelter specs", suite, reporter)
 }
 
 // baseline ignores the goroutines that exist before the first spec: ginkgo's own

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/goshelter/goshelter/state"
 )
 
 func ExampleNewMemory() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a failure ends the wait
+	defer cancel()
 	s := state.NewMemory()
 	defer s.Close()
 

@@ -27,7 +27,10 @@ func TestJetStream(t *testing.T) {
 		t.Skip("a helper process runs TestHelperProcess only")
 	}
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "jetstream connector specs")
+	// The mutation run stops at the first failing spec (testsupport.FailFast).
+	suite, reporter := GinkgoConfiguration()
+	suite.FailFast = suite.FailFast || testsupport.FailFast()
+	RunSpecs(t, "jetstream connector specs", suite, reporter)
 }
 
 // baseline ignores the goroutines that exist before the first spec.

@@ -32,7 +32,7 @@ var _ = Describe("Kafka spout's first poll", Label("connectors", "kafka"), func(
 			if committed {
 				os := kadm.Offsets{}
 				os.Add(kadm.Offset{Topic: topic, Partition: 0, At: 5, LeaderEpoch: -1})
-				_, err := b.adm.CommitOffsets(context.Background(), group, os)
+				_, err := b.adm.CommitOffsets(bounded(), group, os)
 				Expect(err).NotTo(HaveOccurred())
 			}
 			seen := newLedger()

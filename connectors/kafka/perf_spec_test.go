@@ -52,7 +52,8 @@ var _ = Describe("Kafka connector throughput", Label("connectors", "kafka"), fun
 		b := newBroker(kfake.SeedTopics(1, topic))
 		// One batch per record and one batch per fetch: the spout drains the
 		// client's buffer at every record, and the next fetch is on its way.
-		ctx := context.Background()
+		ctx, cancel := context.WithTimeout(context.Background(), scaled(60*time.Second)) // a failure ends the wait
+		defer cancel()
 		for i := range records {
 			Expect(b.cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "%d", i)}).FirstErr()).To(Succeed())
 		}

@@ -264,14 +264,14 @@ var _ = Describe("Kafka spout in a topology with state", Label("connectors", "st
 		os := kadm.Offsets{}
 		os.Add(kadm.Offset{Topic: topic, Partition: 0, At: 0, LeaderEpoch: -1})
 		os.Add(kadm.Offset{Topic: topic, Partition: 1, At: 0, LeaderEpoch: -1})
-		_, err := b.adm.CommitOffsets(context.Background(), group, os)
+		_, err := b.adm.CommitOffsets(bounded(), group, os)
 		Expect(err).NotTo(HaveOccurred())
 		store := state.NewMemory()
 		r := runOn(countRecords("discovery", kafka.Spout(b.seeds, group, []string{topic}, fast(),
 			kafka.WithFirstPoll(kafka.UncommittedLatest), kafka.WithPartitionDiscovery(300*time.Millisecond)), nil), store)
 		defer stop(r)
 		countedAll("before", store, 2, per)
-		_, err = b.adm.CreatePartitions(context.Background(), 2, topic)
+		_, err = b.adm.CreatePartitions(bounded(), 2, topic)
 		Expect(err).NotTo(HaveOccurred())
 		// A new producer, whose first metadata has the new partitions.
 		b.cl.Close()
@@ -283,7 +283,7 @@ var _ = Describe("Kafka spout in a topology with state", Label("connectors", "st
 				rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "%d/%d", p, i)})
 			}
 		}
-		Expect(b.cl.ProduceSync(context.Background(), rs...).FirstErr()).To(Succeed())
+		Expect(b.cl.ProduceSync(bounded(), rs...).FirstErr()).To(Succeed())
 		countedAll("after two partitions were added", store, 4, per)
 	})
 
@@ -327,7 +327,7 @@ var _ = Describe("Kafka spout in a topology with state", Label("connectors", "st
 				g.Expect(b.committed(group, topic, p)).To(Equal(int64(per)))
 			}
 		}, scaled(20*time.Second), 10*time.Millisecond).Should(Succeed())
-		described, err := b.adm.DescribeGroups(context.Background(), group)
+		described, err := b.adm.DescribeGroups(bounded(), group)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(described[group].Members).To(BeEmpty(), "a checkpointed spout is no member of the group")
 	})
@@ -356,7 +356,7 @@ var _ = Describe("Kafka spout whose translate function panics", Label("connector
 		Eventually(seen.distinct, scaled(20*time.Second)).Should(Equal(parts * per))
 		Expect(panicked.Load()).To(BeTrue())
 		members := func() int {
-			described, err := b.adm.DescribeGroups(context.Background(), group)
+			described, err := b.adm.DescribeGroups(bounded(), group)
 			Expect(err).NotTo(HaveOccurred())
 			return len(described[group].Members)
 		}
@@ -402,7 +402,7 @@ var _ = Describe("Kafka spout whose translate function panics", Label("connector
 		Eventually(seen.distinct, scaled(30*time.Second)).Should(Equal(per))
 		Expect(failed.Load()).To(BeTrue())
 		members := func() int {
-			described, err := b.adm.DescribeGroups(context.Background(), group)
+			described, err := b.adm.DescribeGroups(bounded(), group)
 			Expect(err).NotTo(HaveOccurred())
 			return len(described[group].Members)
 		}

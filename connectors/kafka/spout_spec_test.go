@@ -34,7 +34,8 @@ var _ = Describe("Kafka spout", Label("connectors", "kafka"), func() {
 	It("emits each record's topic, partition, offset, key, value, headers and timestamp, through a translator", func() {
 		b := newBroker(kfake.SeedTopics(1, topic))
 		ts := time.UnixMilli(1_700_000_000_123)
-		ctx := context.Background()
+		ctx, cancel := context.WithTimeout(context.Background(), scaled(20*time.Second)) // a failure ends the wait
+		defer cancel()
 		Expect(b.cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("k"), Value: []byte("v"), Timestamp: ts,
 			Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("hv")}}}).FirstErr()).To(Succeed())
 		type Line struct{ Text string }

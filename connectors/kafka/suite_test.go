@@ -28,7 +28,10 @@ func TestKafka(t *testing.T) {
 		return // the SIGKILL spec's child: TestHelperProcess does its work
 	}
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "kafka connector")
+	// The mutation run stops at the first failing spec (testsupport.FailFast).
+	suite, reporter := GinkgoConfiguration()
+	suite.FailFast = suite.FailFast || testsupport.FailFast()
+	RunSpecs(t, "kafka connector", suite, reporter)
 }
 
 // scaled stretches the safety bounds of waits on slow machines by
@@ -47,6 +50,15 @@ var _ = BeforeEach(func() {
 		Eventually(func() error { return goleak.Find(baseline) }, scaled(10*time.Second), 100*time.Millisecond).Should(Succeed())
 	})
 })
+
+// bounded returns a context that ends when the spec does or after a scaled
+// 20 s, so that a call a broken build keeps waiting fails the spec instead
+// of hanging it.
+func bounded() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(20*time.Second))
+	DeferCleanup(cancel)
+	return ctx
+}
 
 // broker is a kfake cluster of one broker and a client to produce and inspect.
 type broker struct {

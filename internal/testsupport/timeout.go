@@ -26,3 +26,12 @@ func Scale() float64 {
 	}
 	return 1
 }
+
+// FailFastEnv names the environment variable that, set to 1, stops a ginkgo
+// suite at its first failing spec. The mutation run (internal/tools/mutate)
+// sets it: a mutant the first spec detects must not wait out every later
+// spec's Eventually and be counted as a timeout.
+const FailFastEnv = "GOSHELTER_TEST_FAILFAST"
+
+// FailFast reports whether [FailFastEnv] is 1.
+func FailFast() bool { return os.Getenv(FailFastEnv) == "1" }

@@ -38,3 +38,12 @@ func TestAwait(t *testing.T) {
 		t.Error("Await reported a condition that never held")
 	}
 }
+
+func TestFailFast(t *testing.T) {
+	for env, want := range map[string]bool{"": false, "0": false, "1": true, "yes": false} {
+		t.Setenv(FailFastEnv, env)
+		if got := FailFast(); got != want {
+			t.Errorf("with %s=%q FailFast() = %v, want %v", FailFastEnv, env, got, want)
+		}
+	}
+}

@@ -38,3 +38,20 @@ func Await(d time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// Recv receives from ch and fails tb, naming what it waited for, when
+// Scaled(timeout) passes first: a test waits on a channel through it, so a
+// broken build fails the test instead of hanging it. Call it from the test's
+// goroutine.
+func Recv[T any](tb testing.TB, ch <-chan T, timeout time.Duration, what string) T {
+	tb.Helper()
+	deadline := time.NewTimer(Scaled(timeout))
+	defer deadline.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-deadline.C:
+		tb.Fatalf("waited %v for %s", Scaled(timeout), what)
+		panic("unreachable")
+	}
+}
