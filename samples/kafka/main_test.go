@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"io"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goshelter/goshelter/samples/internal/clitest"
 )
 
 // TestAFailedTopologyStillPrintsTheSummary: with no restarts, the work
@@ -15,13 +14,13 @@ import (
 // summary, then returns the failure (main exits 1 with it).
 func TestAFailedTopologyStillPrintsTheSummary(t *testing.T) {
 	var err error
-	out := stdout(t, func() {
+	out := clitest.Stdout(t, func() {
 		err = run("", options{records: 2000, duration: time.Minute, crashEvery: 500, maxRestarts: 0})
 	})
 	if err == nil || !strings.Contains(err.Error(), "crashing at input 500") {
 		t.Errorf("run = %v, want the work bolt's failure", err)
 	}
-	if last := lastLine(out); !regexp.MustCompile(`^summary: produced=2000 processed=\d+ committed=\d+ lost=\d+ duplicates=\d+ retried=\d+ restarts=0 `).MatchString(last) {
+	if last := clitest.LastLine(out); !regexp.MustCompile(`^summary: produced=2000 processed=\d+ committed=\d+ lost=\d+ duplicates=\d+ retried=\d+ restarts=0 `).MatchString(last) {
 		t.Errorf("the last line is %q, want the summary", last)
 	}
 }
@@ -31,40 +30,13 @@ func TestAFailedTopologyStillPrintsTheSummary(t *testing.T) {
 // committed offsets, so every record reaches "out" (some twice).
 func TestRestartsLoseNothing(t *testing.T) {
 	var err error
-	out := stdout(t, func() {
+	out := clitest.Stdout(t, func() {
 		err = run("", options{records: 2000, duration: time.Minute, crashEvery: 700, maxRestarts: 10})
 	})
 	if err != nil {
 		t.Fatalf("run = %v; it printed:\n%s", err, out)
 	}
-	if last := lastLine(out); !regexp.MustCompile(`^summary: produced=2000 processed=2000 committed=2000 lost=0 duplicates=\d+ retried=\d+ restarts=[1-9]\d* `).MatchString(last) {
+	if last := clitest.LastLine(out); !regexp.MustCompile(`^summary: produced=2000 processed=2000 committed=2000 lost=0 duplicates=\d+ retried=\d+ restarts=[1-9]\d* `).MatchString(last) {
 		t.Errorf("the last line is %q, want every record processed after some restarts", last)
 	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return lines[len(lines)-1]
-}
-
-// stdout returns what f wrote to os.Stdout.
-func stdout(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := make(chan string)
-	go func() {
-		var b bytes.Buffer
-		_, _ = io.Copy(&b, r)
-		_ = r.Close()
-		read <- b.String()
-	}()
-	saved := os.Stdout
-	os.Stdout = w
-	defer func() { os.Stdout = saved }()
-	f()
-	_ = w.Close()
-	return <-read
 }

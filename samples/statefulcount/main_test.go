@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"github.com/goshelter/goshelter/samples/internal/corpus"
-	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goshelter/goshelter/samples/internal/clitest"
+	"github.com/goshelter/goshelter/samples/internal/corpus"
 )
 
 func TestTheCorpusOfMoreLinesStartsWithTheLinesOfFewer(t *testing.T) {
@@ -49,38 +48,15 @@ func TestAFailedTopologyStillPrintsTheSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	out := stdout(t, func() { err = run(100, 1, quick(dir, 0)) })
+	out := clitest.Stdout(t, func() { err = run(100, 1, quick(dir, 0)) })
 	if err == nil {
 		t.Fatalf("a run whose source cannot rewind succeeded; it printed:\n%s", out)
 	}
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	last := lines[len(lines)-1]
+	last := clitest.LastLine(out)
 	if !regexp.MustCompile(`^summary: lines=100 words=\d+ done=2000 counted=\d+ exact=false checkpoint=\d+ restarts=0$`).MatchString(last) {
 		t.Errorf("the last line is %q, want the summary; the error was %v", last, err)
 	}
 	if !strings.Contains(err.Error(), "Rewind") && !strings.Contains(err.Error(), "is not a line of a corpus of 100 lines") {
 		t.Errorf("the error does not name the failed rewind: %v", err)
 	}
-}
-
-// stdout returns what f wrote to os.Stdout.
-func stdout(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := make(chan string)
-	go func() {
-		var b bytes.Buffer
-		_, _ = io.Copy(&b, r)
-		_ = r.Close()
-		read <- b.String()
-	}()
-	saved := os.Stdout
-	os.Stdout = w
-	defer func() { os.Stdout = saved }()
-	f()
-	_ = w.Close()
-	return <-read
 }
