@@ -109,7 +109,7 @@ func (o *outputSet) lostFrom(want map[Counted]int) []Counted {
 // whichever is first: a broker that refuses late.
 type slowBroker struct {
 	info    dsl.TaskInfo
-	store   state.Store
+	store   *commitSignal
 	out     *outputSet
 	refuse  *atomic.Int32 // inputs still to refuse
 	pending sync.WaitGroup
@@ -122,19 +122,47 @@ func (s *slowBroker) Execute(in Counted, input dsl.Tuple, _ dsl.Collector) error
 		s.info.Post(func(c dsl.Collector) { c.Ack(input) })
 		return nil
 	}
-	seen, _ := s.store.Committed(context.Background())
+	committed := s.store.next() // the next commit after this input came
 	s.pending.Add(1)
 	go func() {
 		defer s.pending.Done()
-		deadline := time.Now().Add(50 * time.Millisecond)
-		for time.Now().Before(deadline) {
-			if last, _ := s.store.Committed(context.Background()); last > seen {
-				break // the old runtime committed past this input: the answer now loses it
-			}
-			time.Sleep(time.Millisecond) // polling a store we do not own; not a test wait
+		timer := time.NewTimer(50 * time.Millisecond)
+		defer timer.Stop()
+		select {
+		case <-committed: // the old runtime committed past this input: the answer now loses it
+		case <-timer.C: // the runtime waits for the answer: it comes late
 		}
 		s.info.Post(func(c dsl.Collector) { c.Fail(input) })
 	}()
+	return nil
+}
+
+// commitSignal is a store that tells when a commit succeeded.
+type commitSignal struct {
+	state.Store
+	mu        sync.Mutex
+	committed chan struct{} // closed at the next successful commit
+}
+
+func newCommitSignal(s state.Store) *commitSignal {
+	return &commitSignal{Store: s, committed: make(chan struct{})}
+}
+
+// next returns a channel closed when the next commit succeeds.
+func (c *commitSignal) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.committed
+}
+
+func (c *commitSignal) Commit(ctx context.Context, cp state.Checkpoint) error {
+	if err := c.Store.Commit(ctx, cp); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	close(c.committed)
+	c.committed = make(chan struct{})
+	c.mu.Unlock()
 	return nil
 }
 
@@ -145,6 +173,7 @@ func (s *slowBroker) Execute(in Counted, input dsl.Tuple, _ dsl.Collector) error
 // checkpoint's again in RecoverCheckpoint (the target ignores ids it has).
 type walSink struct {
 	kept      []Counted
+	prepared  map[uint64]walBatch // by checkpoint, until it commits
 	published *publishedLog
 	calls     *callLog
 	task      int
@@ -219,14 +248,17 @@ func (w *walSink) RecoverCheckpoint(prepared []byte) error {
 
 func (w *walSink) PrepareCheckpoint(id uint64) ([]byte, error) {
 	w.calls.add("prepare %d", id)
-	b, err := json.Marshal(walBatch{ID: id, Outs: w.kept})
-	w.kept = w.kept[:0]
-	return b, err
+	batch := walBatch{ID: id, Outs: w.kept}
+	w.prepared[id] = batch
+	w.kept = nil
+	return json.Marshal(batch)
 }
 
 func (w *walSink) CommitCheckpoint(id uint64) error {
 	w.calls.add("commit %d", id)
-	return nil // published at the next prepare's commit: see publishCommitted
+	w.publish(w.prepared[id])
+	delete(w.prepared, id)
+	return nil
 }
 
 func (w *walSink) publish(b walBatch) {
@@ -235,24 +267,6 @@ func (w *walSink) publish(b walBatch) {
 	}
 }
 
-// committedWAL wraps walSink so that CommitCheckpoint publishes what its
-// PrepareCheckpoint kept.
-type committedWAL struct {
-	walSink
-	prepared map[uint64]walBatch
-}
-
-func (w *committedWAL) PrepareCheckpoint(id uint64) ([]byte, error) {
-	w.prepared[id] = walBatch{ID: id, Outs: append([]Counted(nil), w.kept...)}
-	return w.walSink.PrepareCheckpoint(id)
-}
-
-func (w *committedWAL) CommitCheckpoint(id uint64) error {
-	w.calls.add("commit %d", id)
-	w.publish(w.prepared[id])
-	delete(w.prepared, id)
-	return nil
-}
 
 var _ = Describe("Exactly-once end to end", Label("state"), func() {
 	It("Build refuses a reliable source without positions in a topology with state, unless it is taken out of the checkpoints", Label("edges", "validation"), func() {
@@ -331,7 +345,7 @@ var _ = Describe("Exactly-once end to end", Label("state"), func() {
 	It("a sink that answers late is waited for: a refused output rolls back before its checkpoint commits, and nothing is lost", Label("edges"), func() {
 		lines, want := stateLines(400)
 		log := sheltertest.NewLog(lines...)
-		store := state.NewMemory()
+		store := newCommitSignal(state.NewMemory())
 		out := newOutputSet()
 		var refuse atomic.Int32
 		refuse.Store(-1 << 30)
@@ -346,14 +360,11 @@ var _ = Describe("Exactly-once end to end", Label("state"), func() {
 		})
 		conf := dsl.Conf{dsl.MaxSpoutPending: 16, dsl.CheckpointInterval: 2 * time.Millisecond}
 		topo := countingPipeline("late-sink", log, conf, sink)
+		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithStore(store), fastRestarts)
 		// The refusals begin once the first checkpoint committed, so a
 		// position past them could be committed.
-		var once sync.Once
-		events := newEventLog()
-		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithStore(store), fastRestarts, supervision.WithEvents(events.record))
-		Eventually(func() uint64 { c, _ := store.Committed(context.Background()); return c }).
-			WithTimeout(Scaled(10 * time.Second)).Should(BeNumerically(">=", 1))
-		once.Do(func() { refuse.Store(20) })
+		Eventually(store.next()).WithTimeout(Scaled(10 * time.Second)).Should(BeClosed())
+		refuse.Store(20)
 		Expect(log.WaitDrained(kitCtx())).To(Succeed())
 		Stop(r)
 		mu.Lock()
@@ -384,8 +395,8 @@ var _ = Describe("Exactly-once end to end", Label("state"), func() {
 			return nil
 		}))
 		count := b.Bolt("count", dsl.Stateful(countAndEmit), dsl.Parallelism(statecrash.Tasks))
-		sink := b.Bolt("sink", dsl.Manual(func(info dsl.TaskInfo) *committedWAL {
-			return &committedWAL{walSink: walSink{published: published, calls: calls, task: info.Index}, prepared: map[uint64]walBatch{}}
+		sink := b.Bolt("sink", dsl.Manual(func(info dsl.TaskInfo) *walSink {
+			return &walSink{published: published, calls: calls, task: info.Index, prepared: map[uint64]walBatch{}}
 		}))
 		b.Anchored(src, split, dsl.Shuffle[Line]())
 		b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
