@@ -30,6 +30,7 @@ type Log[T any] struct {
 	retry    map[int][]int // by task index: nacked indexes to hand out again
 	handouts []int         // by value index: times handed out
 	acks     []int         // by value index: times acked
+	failures []int         // by value index: Nacks while its task ran
 	acked    int           // value indexes acked at least once
 	rewinds  int
 	stride   int // the spout's parallelism, once a task asked
@@ -39,7 +40,7 @@ type Log[T any] struct {
 // NewLog returns a Log of values.
 func NewLog[T any](values ...T) *Log[T] {
 	return &Log[T]{values: values, changed: make(chan struct{}), cursor: map[int]int{}, retry: map[int][]int{},
-		handouts: make([]int, len(values)), acks: make([]int, len(values))}
+		handouts: make([]int, len(values)), acks: make([]int, len(values)), failures: make([]int, len(values))}
 }
 
 // Spout returns the reliable spout over the log.
@@ -48,7 +49,7 @@ func (l *Log[T]) Spout() *dsl.SpoutSpec {
 		l.mu.Lock()
 		l.stride = info.Parallelism
 		l.mu.Unlock()
-		return &logTask[T]{l: l, index: info.Index, stride: info.Parallelism}
+		return &logTask[T]{l: l, index: info.Index, stride: info.Parallelism, ctx: info.Context()}
 	})
 }
 
@@ -64,6 +65,16 @@ func (l *Log[T]) Handouts(index int) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.handouts[index]
+}
+
+// Failures returns how many times the value at index failed or timed out:
+// the Nacks its task heard while it ran. The Nacks of values still open when
+// an incarnation ended (abandoned, and replayed by the next one) are not
+// failures (see the dsl package doc, "Optional hooks").
+func (l *Log[T]) Failures(index int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failures[index]
 }
 
 // Rewinds returns how many times a task was rewound to a checkpoint.
@@ -131,6 +142,7 @@ func (l *Log[T]) touchLocked() {
 type logTask[T any] struct {
 	l             *Log[T]
 	index, stride int
+	ctx           context.Context // the task's: ended once its incarnation ends
 }
 
 func (t *logTask[T]) Next() (int, T, bool) {
@@ -175,6 +187,9 @@ func (t *logTask[T]) Nack(i int) {
 	l := t.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if t.ctx.Err() == nil {
+		l.failures[i]++
+	}
 	l.retry[t.index] = append(l.retry[t.index], i)
 	l.out--
 	l.touchLocked()

@@ -13,7 +13,7 @@ func tasks(l *Log[int], n int) []*logTask[int] {
 	l.stride = n
 	var ts []*logTask[int]
 	for i := range n {
-		ts = append(ts, &logTask[int]{l: l, index: i, stride: n})
+		ts = append(ts, &logTask[int]{l: l, index: i, stride: n, ctx: context.Background()})
 	}
 	return ts
 }
@@ -141,5 +141,22 @@ func TestLogRewind(t *testing.T) {
 	}
 	if got, _ := binary.Uvarint(task.Position()); got != 3 {
 		t.Errorf("position after value 1 with stride 2 = %d, want 3", got)
+	}
+}
+
+// A Nack while the task runs is a failure of its value; the Nacks of an
+// incarnation's end (the task's context over) are not.
+func TestLogFailuresCountOnlyNacksWhileTheTaskRuns(t *testing.T) {
+	l := NewLog(10, 11, 12)
+	task := tasks(l, 1)[0]
+	ctx, end := context.WithCancel(context.Background())
+	task.ctx = ctx
+	first, _, _ := task.Next()
+	second, _, _ := task.Next()
+	task.Nack(first)
+	end()
+	task.Nack(second) // abandoned with the incarnation
+	if got := []int{l.Failures(0), l.Failures(1), l.Failures(2)}; got[0] != 1 || got[1] != 0 || got[2] != 0 {
+		t.Errorf("failures %v, want [1 0 0]", got)
 	}
 }

@@ -2,7 +2,6 @@ package specs_test
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -431,17 +430,12 @@ var _ = Describe("Exactly-once end to end", Label("state"), func() {
 
 	It("a failed message reaches its source's Nack before the topology rolls back", Label("edges"), func() {
 		lines, want := stateLines(300)
-		src := &nackLog{values: lines, nacks: map[int]int{}}
+		src := sheltertest.NewLog(lines...)
 		store := state.NewMemory()
 		var failedOnce atomic.Bool
 		b := dsl.New("nack-first", dsl.Conf{dsl.MaxSpoutPending: 16, dsl.CheckpointInterval: 2 * time.Millisecond})
 		b.Streams(Line{}, Word{})
-		in := b.Spout("lines", dsl.ReliableFrom(func(info dsl.TaskInfo) *nackLog {
-			src.mu.Lock()
-			src.ctx = info.Context()
-			src.mu.Unlock()
-			return src
-		}))
+		in := b.Spout("lines", src.Spout())
 		hole := b.Bolt("hole", dsl.Manual(func(dsl.TaskInfo) sheltertest.ManualFunc[Line] {
 			return func(l Line, t dsl.Tuple, c dsl.Collector) error {
 				if l == lines[100] && failedOnce.CompareAndSwap(false, true) {
@@ -457,9 +451,15 @@ var _ = Describe("Exactly-once end to end", Label("state"), func() {
 		b.Anchored(in, split, dsl.Shuffle[Line]())
 		b.Anchored(split, count, dsl.Fields(func(w Word) string { return w.Text }, "Text"))
 		r := sheltertest.Start(GinkgoTB(), Build(b), supervision.WithStore(store), fastRestarts)
-		Eventually(src.drained).WithTimeout(Scaled(20 * time.Second)).Should(BeTrue())
+		Expect(src.WaitDrained(kitCtx())).To(Succeed())
 		Stop(r)
-		Expect(src.nackedLines()).To(Equal([]Line{lines[100]}), "the source heard which message failed, once")
+		var failed []Line // lines repeat: the hole fails the first of lines[100]'s equals
+		for i := range lines {
+			for range src.Failures(i) {
+				failed = append(failed, lines[i])
+			}
+		}
+		Expect(failed).To(Equal([]Line{lines[100]}), "the source heard which message failed, once, and of no other")
 		Expect(storedCounts(store)).To(Equal(want))
 	})
 })
@@ -480,83 +480,3 @@ func (s *onceSource) Next() (int, Line, bool) {
 func (s *onceSource) Ack(int)  {}
 func (s *onceSource) Nack(int) {}
 
-// nackLog is a positioned source of one task that counts the Nacks of each
-// value that failed: a Nack after the task's Context ended is a message
-// abandoned with its incarnation, which the rewind replays.
-type nackLog struct {
-	ctx    context.Context
-	mu     sync.Mutex
-	values []Line
-	cursor int
-	retry  []int // nacked, handed out again before new ones until a rewind
-	out    int
-	nacks  map[int]int
-}
-
-func (l *nackLog) Next() (int, Line, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.retry) > 0 {
-		i := l.retry[0]
-		l.retry = l.retry[1:]
-		l.out++
-		return i, l.values[i], true
-	}
-	if l.cursor >= len(l.values) {
-		return 0, Line{}, false
-	}
-	l.cursor++
-	l.out++
-	return l.cursor - 1, l.values[l.cursor-1], true
-}
-
-func (l *nackLog) Ack(int) {
-	l.mu.Lock()
-	l.out--
-	l.mu.Unlock()
-}
-
-func (l *nackLog) Nack(i int) {
-	l.mu.Lock()
-	if l.ctx.Err() == nil {
-		l.nacks[i]++
-	}
-	l.retry = append(l.retry, i)
-	l.out--
-	l.mu.Unlock()
-}
-
-func (l *nackLog) Position() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return binary.AppendUvarint(nil, uint64(l.cursor))
-}
-
-func (l *nackLog) Rewind(p []byte) error {
-	c, n := binary.Uvarint(p)
-	if n <= 0 {
-		return fmt.Errorf("bad position %x", p)
-	}
-	l.mu.Lock()
-	l.cursor, l.out, l.retry = int(c), 0, nil
-	l.mu.Unlock()
-	return nil
-}
-
-func (l *nackLog) drained() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.cursor == len(l.values) && l.out == 0 && len(l.retry) == 0
-}
-
-func (l *nackLog) nackedLines() []Line {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []Line
-	for i, n := range l.nacks {
-		for range n {
-			out = append(out, l.values[i])
-		}
-	}
-	return out
-}
