@@ -230,7 +230,7 @@ func (k *boltCheckpoint) pass(b *boltTask, id uint64) {
 	}
 	b.flush() // what the inputs before the cut emitted goes before the barrier
 	for _, to := range k.to {
-		b.inc.boxes[to].putData(&cutBarrier{id: id, from: b.task.ID})
+		b.out.send(to, &cutBarrier{id: id, from: b.task.ID})
 	}
 	k.c.report(ckReport{id: id, task: b.task.ID, changes: changes, size: size})
 }

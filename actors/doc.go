@@ -7,32 +7,30 @@
 //
 // # Mailboxes
 //
-// Each task has a two-lane mailbox. The data lane is a bounded ring of tuple
-// batches (topology.executor.receive.buffer.size slots, a power of two); a sender
-// that finds it full parks on it instead of spinning. The control lane carries acker
-// traffic, acks, nacks, ticks and lifecycle messages; it is never full, so control
-// traffic cannot wait behind data, and it is always served first. Because the data
-// path is acyclic (the dsl rejects cycles) and control never blocks, a parked sender
-// always wakes.
+// Each task's mailbox has a control lane and data lanes. There is a data lane
+// per task that sends to it (an edge): a ring of tuple batches with one writer
+// and one reader, which no lock and no counter of both sides guards (edge.go
+// says how the sender wakes a sleeping receiver and how a full ring parks
+// its sender). The receiver serves its lanes in turn, one batch each, so no
+// sender starves another, and a sender whose lane is full parks instead of
+// spinning, without holding back the other senders. The control lane carries
+// acker traffic, acks, nacks, ticks and lifecycle messages; it is never full,
+// so control traffic cannot wait behind data, and it is served first. Because
+// the data path is acyclic (the dsl rejects cycles) and control never blocks,
+// a parked sender always wakes.
 //
 // # Bounds, in tuples
 //
-// The reference sizes a task's ring in tuples (256). Here a slot holds a batch
-// of up to goshelter.batch.size tuples, so a task's data lane holds at most
-// slots x batch size tuples: 256 x 64 = 16,384 at the defaults (4 slots of 64
-// give the reference's 256). Each sending task also holds at most one open
-// batch per destination, or one batch parked on a full lane.
-//
-// The control lanes have no slots: max spout pending bounds their tree
-// traffic, per tree. A spout task opens at most topology.max.spout.pending
-// trees, and their outcomes are all that comes back to it; an acker's lane
-// holds the operations of open trees (at most max spout pending per spout
-// task) and of their tuples still on data lanes, so it grows with each tree's
-// tuples, and an acker refuses trees beyond goshelter.acker.capacity. Timer
-// beats coalesce into one message per task (below) and lifecycle messages are
-// one per stage. Unreliable spouts open no trees and cause no control traffic.
-// Functions given to dsl.TaskInfo.Post ride the control lane too, unbounded:
-// Post never blocks, so a component pacing what it posts is what bounds them.
+// A task's lanes share topology.executor.receive.buffer.size slots (a power
+// of two), each holding a batch of up to goshelter.batch.size tuples: a lane
+// gets slots / senders, rounded down to a power of two and at least 2 (one
+// batch fills while the other executes). A task thus holds at most
+// max(slots, 2 x senders) x batch size tuples: 256 x 64 = 16,384 at the
+// defaults with up to 128 senders (4 slots of 64 give the reference's ring of
+// 256). Lanes are made on a sender's first batch, so memory follows the
+// edges that carry data: a lane costs 192 bytes and 16 bytes a slot, plus the
+// batches in it. Each sending task also holds at most one open batch per
+// destination, or one batch parked on a full lane.
 //
 // # Compared with the reference
 //

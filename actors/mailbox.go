@@ -11,7 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// dataMsg marks the messages that travel on the bounded data lane.
+// dataMsg marks the messages that travel on the bounded data lanes.
 type dataMsg interface{ dataLane() }
 
 // idle is invoked on an actor when its mailbox has just run dry, so it can flush.
@@ -69,11 +69,12 @@ func (q *queue) len() int {
 }
 
 // mailbox is a protoactor-go Mailbox with a system lane, an unbounded control
-// lane and a bounded data lane that parks senders.
+// lane and bounded data lanes, one per sending task (edge), that park their
+// sender when full.
 type mailbox struct {
 	system    queue
 	control   queue
-	data      chan any
+	data      edges
 	closed    chan struct{} // closed by close(): parked senders give up
 	closeOnce sync.Once
 	// terminated is closed once the actor has handled protoactor's Stop: it
@@ -83,7 +84,10 @@ type mailbox struct {
 
 	scheduled atomic.Bool
 	suspended atomic.Bool
-	pending   atomic.Int64 // messages posted and not yet taken, all lanes
+	// pending counts the system and control messages posted and not yet
+	// taken. The data lanes keep no count a sender writes: a task that is
+	// about to sleep asks each lane whether it holds a batch (hasWork).
+	pending atomic.Int64
 
 	// ticks counts timer beats not yet delivered. Beats coalesce into one tick,
 	// so a task slower than its tick period never builds a backlog of them.
@@ -109,45 +113,44 @@ type tickMark struct{}
 
 var tickMarkMsg any = tickMark{}
 
-func newMailbox(slots int) *mailbox {
-	return &mailbox{data: make(chan any, slots), closed: make(chan struct{}), terminated: make(chan struct{})}
+// newMailbox makes a task's mailbox. Its data lanes share slots batches
+// among senders (perEdgeSlots): each lane from one of them holds
+// slots/senders, at least 2.
+func newMailbox(slots, senders int) *mailbox {
+	m := &mailbox{closed: make(chan struct{}), terminated: make(chan struct{})}
+	m.data.perEdge = perEdgeSlots(slots, senders)
+	return m
 }
 
-// PostUserMessage puts data batches on the data lane (parking while it is full)
-// and everything else on the control lane.
+// PostUserMessage puts everything on the control lane. Data travels on the
+// data lanes (lane and send) instead: a batch needs the sender's identity.
 func (m *mailbox) PostUserMessage(msg any) {
-	if _, ok := msg.(dataMsg); ok {
-		m.putData(msg)
-		return
-	}
 	m.pending.Add(1)
 	m.control.push(msg)
 	m.schedule()
 }
 
-// putData parks until the data lane has room; it reports false if the mailbox
-// was closed first.
-func (m *mailbox) putData(msg any) bool { return m.putDataUnless(msg, nil) }
+// lane returns the data lane from task id to this mailbox, for the sender
+// to keep.
+func (m *mailbox) lane(from int) *edge { return m.data.from(from) }
 
-// putDataUnless is putData that also gives up when abort closes.
-func (m *mailbox) putDataUnless(msg any, abort <-chan struct{}) bool {
-	m.pending.Add(1)
-	select {
-	case m.data <- msg:
-	default:
-		select {
-		case m.data <- msg:
-		case <-m.closed:
-			m.pending.Add(-1)
-			return false
-		case <-abort:
-			m.pending.Add(-1)
-			return false
-		}
+// send puts msg on lane e (one of m's), parking while it is full; it reports
+// false if the mailbox was closed or abort closed first. It wakes the
+// receiver only when the receiver is not already running or scheduled: while
+// it runs, it finds the batch itself before it sleeps.
+func (m *mailbox) send(e *edge, msg any, abort <-chan struct{}) bool {
+	if !e.put(msg, m.closed, abort) {
+		return false
 	}
-	m.schedule()
+	if !m.scheduled.Load() {
+		m.schedule()
+	}
 	return true
 }
+
+// putData sends msg on the lane from task from; tests and rare senders use
+// it, the outbox keeps its lanes.
+func (m *mailbox) putData(from int, msg any) bool { return m.send(m.lane(from), msg, nil) }
 
 // postTick records timer beats (several when a manual clock's Advance passed
 // them at once); it never blocks and never queues more than one tick message.
@@ -199,15 +202,16 @@ func (m *mailbox) Start() {}
 // UserMessageCount returns the messages waiting on the control and data lanes
 // (a pending tick counts once, as its tickMark).
 func (m *mailbox) UserMessageCount() int {
-	return m.control.len() + len(m.data)
+	return m.control.len() + m.data.len()
 }
 
-// waiting reports whether a message, a tick or a batch waits, with one load
-// and no lock: a task in a loop of its own asks it to know when to yield.
-func (m *mailbox) waiting() bool { return m.pending.Load() != 0 }
+// waiting reports whether a message, a tick or a batch waits, without a
+// lock: a task in a loop of its own asks it to know when to yield. Only the
+// goroutine running the mailbox may ask.
+func (m *mailbox) waiting() bool { return m.pending.Load() != 0 || m.data.ready() }
 
 // depth returns the number of data batches waiting.
-func (m *mailbox) depth() int { return len(m.data) }
+func (m *mailbox) depth() int { return m.data.len() }
 
 func (m *mailbox) schedule() {
 	if m.scheduled.CompareAndSwap(false, true) {
@@ -222,8 +226,10 @@ func (m *mailbox) schedule() {
 func (m *mailbox) process() {
 	for {
 		m.run()
+		// Announce the sleep first, then look: a sender stores its batch
+		// and then reads scheduled, so one of the two sees the other.
 		m.scheduled.Store(false)
-		if m.pending.Load() == 0 || (m.suspended.Load() && m.system.len() == 0) {
+		if !m.waiting() || (m.suspended.Load() && m.system.len() == 0) {
 			return
 		}
 		if !m.scheduled.CompareAndSwap(false, true) {
@@ -277,14 +283,11 @@ func (m *mailbox) run() {
 			dirty = true
 			continue
 		}
-		select {
-		case msg = <-m.data:
-			m.pending.Add(-1)
+		if msg = m.data.take(); msg != nil {
 			m.afterTick = false
 			m.invoker.InvokeUserMessage(msg)
 			dirty = true
 			continue
-		default:
 		}
 		if !dirty {
 			return
@@ -301,11 +304,8 @@ func (m *mailbox) run() {
 // first. It sets *msg to each message before serving it, for run's recover.
 func (m *mailbox) serveTick(msg *any) {
 	if m.afterTick {
-		select {
-		case *msg = <-m.data:
-			m.pending.Add(-1)
+		if *msg = m.data.take(); *msg != nil {
 			m.invoker.InvokeUserMessage(*msg)
-		default:
 		}
 	}
 	if t, ok := m.takeTick(); ok {

@@ -30,14 +30,14 @@ func (c *countingInvoker) EscalateFailure(any, any) {}
 func BenchmarkMailboxDataLane(b *testing.B) {
 	for _, slots := range []int{8, 256} {
 		b.Run(map[int]string{8: "ring8", 256: "ring256"}[slots], func(b *testing.B) {
-			m := newMailbox(slots)
+			m := newMailbox(slots, 1)
 			inv := &countingInvoker{want: b.N, done: make(chan struct{})}
 			m.RegisterHandlers(inv, actor.NewDefaultDispatcher(300))
 			batch := &tupleBatch{}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				m.PostUserMessage(batch)
+				m.putData(1, batch)
 			}
 			<-inv.done
 		})
@@ -46,7 +46,7 @@ func BenchmarkMailboxDataLane(b *testing.B) {
 
 // BenchmarkMailboxControlLane measures control posts from two goroutines.
 func BenchmarkMailboxControlLane(b *testing.B) {
-	m := newMailbox(8)
+	m := newMailbox(8, 1)
 	var seen sync.WaitGroup
 	seen.Add(b.N)
 	m.RegisterHandlers(&ctlInvoker{wg: &seen}, actor.NewDefaultDispatcher(300))
@@ -75,3 +75,10 @@ func (c *ctlInvoker) InvokeUserMessage(m any) {
 	}
 }
 func (c *ctlInvoker) EscalateFailure(any, any) {}
+
+// funcInvoker hands every user message to fn.
+type funcInvoker struct{ fn func(any) }
+
+func (f *funcInvoker) InvokeSystemMessage(any)  {}
+func (f *funcInvoker) InvokeUserMessage(m any)  { f.fn(m) }
+func (f *funcInvoker) EscalateFailure(any, any) {}

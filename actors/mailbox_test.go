@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/goshelter/goshelter/internal/testsupport"
 )
 
 // recorder is a MessageInvoker that records what it is given.
@@ -58,10 +59,10 @@ func (d *manualDispatcher) runAll() {
 }
 
 func TestControlIsServedBeforeDataAndIdleFollows(t *testing.T) {
-	m, rec, d := newMailbox(4), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(4, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
 	data := &tupleBatch{}
-	m.PostUserMessage(data)
+	m.putData(1, data)
 	m.PostUserMessage(tick{})
 	m.PostSystemMessage("sys")
 	d.runAll()
@@ -78,22 +79,23 @@ func TestControlIsServedBeforeDataAndIdleFollows(t *testing.T) {
 }
 
 func TestFullDataLaneParksTheSenderUntilThereIsRoom(t *testing.T) {
-	m, rec, d := newMailbox(2), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(2, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
-	m.PostUserMessage(&tupleBatch{})
-	m.PostUserMessage(&tupleBatch{})
+	m.putData(1, &tupleBatch{})
+	m.putData(1, &tupleBatch{})
 	sent := make(chan struct{})
 	go func() {
-		m.PostUserMessage(&tupleBatch{}) // the lane is full: this parks
+		m.putData(1, &tupleBatch{}) // the lane is full: this parks
 		close(sent)
 	}()
+	testsupport.WaitUntil(t, 5*time.Second, "the sender to park", m.lane(1).parked.Load)
 	select {
 	case <-sent:
 		t.Fatal("a third batch was accepted by a two-slot lane")
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 	d.runAll() // drains the lane, which lets the parked sender in
-	<-sent
+	testsupport.Recv(t, sent, 5*time.Second, "the parked sender")
 	d.runAll()
 	if n := len(rec.got()); n < 4 { // three batches and at least one idle
 		t.Fatalf("got %d messages: %v", n, rec.got())
@@ -101,19 +103,20 @@ func TestFullDataLaneParksTheSenderUntilThereIsRoom(t *testing.T) {
 }
 
 func TestCloseWakesAParkedSender(t *testing.T) {
-	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(2, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
-	m.PostUserMessage(&tupleBatch{})
+	m.putData(1, &tupleBatch{})
+	m.putData(1, &tupleBatch{})
 	result := make(chan bool)
-	go func() { result <- m.putData(&tupleBatch{}) }()
+	go func() { result <- m.putData(1, &tupleBatch{}) }()
 	m.close()
-	if ok := <-result; ok {
+	if ok := testsupport.Recv(t, result, 5*time.Second, "the parked sender's answer"); ok {
 		t.Fatal("putData on a closed, full mailbox reported success")
 	}
 }
 
 func TestControlLaneIsNeverFull(t *testing.T) {
-	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(1, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
 	for i := 0; i < 10000; i++ {
 		m.PostUserMessage(tick{})
@@ -125,7 +128,7 @@ func TestControlLaneIsNeverFull(t *testing.T) {
 }
 
 func TestSuspendedMailboxServesOnlySystemMessages(t *testing.T) {
-	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(1, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
 	m.PostSystemMessage(&actor.SuspendMailbox{})
 	m.PostUserMessage(tick{})
@@ -143,7 +146,7 @@ func TestSuspendedMailboxServesOnlySystemMessages(t *testing.T) {
 }
 
 func TestPanicIsEscalatedWithItsStack(t *testing.T) {
-	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(1, 1), &recorder{}, &manualDispatcher{}
 	rec.hook = func(msg any) {
 		if msg == (tick{}) {
 			panic("boom")
@@ -190,10 +193,10 @@ func TestQueueCountsWhatWaits(t *testing.T) {
 // them (an acker rotates after the Tracks sent to it before the timer fired)
 // and ahead of the data lane; the beats posted meanwhile join the tick.
 func TestTickIsServedInOrderWithTheControlLane(t *testing.T) {
-	m, rec, d := newMailbox(4), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(4, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
 	data := &tupleBatch{}
-	m.PostUserMessage(data)
+	m.putData(1, data)
 	m.PostUserMessage("before")
 	m.postTick(1)
 	m.PostUserMessage("after")
@@ -209,7 +212,7 @@ func TestTickIsServedInOrderWithTheControlLane(t *testing.T) {
 // advances its clock from it) lets one input through between the two: ticks
 // never starve inputs, nor inputs ticks.
 func TestTicksAndInputsTakeTurns(t *testing.T) {
-	m, rec, d := newMailbox(4), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(4, 1), &recorder{}, &manualDispatcher{}
 	ticks := 0
 	rec.hook = func(msg any) {
 		if _, ok := msg.(tick); ok && ticks < 3 {
@@ -219,8 +222,8 @@ func TestTicksAndInputsTakeTurns(t *testing.T) {
 	}
 	m.RegisterHandlers(rec, d)
 	first, second := &tupleBatch{}, &tupleBatch{}
-	m.PostUserMessage(first)
-	m.PostUserMessage(second)
+	m.putData(1, first)
+	m.putData(1, second)
 	m.postTick(1)
 	d.runAll()
 	want := []any{tick{n: 1}, first, tick{n: 1}, second, tick{n: 1}, tick{n: 1}, idle{}}

@@ -29,7 +29,9 @@ func (g *gauge) add(d int64) {
 // batch per destination task and per acker, and flushes acker batches before data.
 type outbox struct {
 	inc       *incarnation
+	from      int // the sending task's id
 	batchSize int
+	lanes     []*edge       // by destination task id: this task's data lane to it, once used
 	data      []*tupleBatch // by destination task id
 	dirty     []int         // task ids with a non-empty data batch
 	acks      []*ackerBatch // by acker task id
@@ -45,9 +47,21 @@ type outbox struct {
 	trees int64
 }
 
-func newOutbox(inc *incarnation, batchSize int, stats *taskStats) *outbox {
+func newOutbox(inc *incarnation, from, batchSize int, stats *taskStats) *outbox {
 	n := len(inc.plan.Tasks) + 1
-	return &outbox{inc: inc, batchSize: batchSize, data: make([]*tupleBatch, n), acks: make([]*ackerBatch, n), sent: stats.sent}
+	return &outbox{inc: inc, from: from, batchSize: batchSize, lanes: make([]*edge, n),
+		data: make([]*tupleBatch, n), acks: make([]*ackerBatch, n), sent: stats.sent}
+}
+
+// send puts msg on the data lane to task, parking while it is full; it
+// reports false if the task's mailbox closed first.
+func (o *outbox) send(task int, msg any) bool {
+	e := o.lanes[task]
+	if e == nil {
+		e = o.inc.boxes[task].lane(o.from)
+		o.lanes[task] = e
+	}
+	return o.inc.boxes[task].send(e, msg, nil)
 }
 
 // Deliver buffers a copy of t for task.
@@ -190,7 +204,7 @@ func (o *outbox) flushTo(task int) {
 	o.inc.gauge.add(n + o.trees) // countTrees, in the same add
 	o.trees = 0
 	o.sent[task].Add(n) // before the receiver can see them
-	if !o.inc.boxes[task].putData(b) {
+	if !o.send(task, b) {
 		o.inc.gauge.add(-n) // the topology is being torn down
 		o.sent[task].Add(-n)
 		putBatch(b)

@@ -32,7 +32,7 @@ func pathHarness(b *testing.B) (*incarnation, routing.Task, routing.Task) {
 func pathSpout(inc *incarnation, src routing.Task) *spoutTask {
 	stats := newTaskStats(len(inc.boxes))
 	s := &spoutTask{inc: inc, task: src, box: inc.boxes[src.ID], stats: stats, active: true, max: 1 << 30}
-	s.out = newOutbox(inc, 64, stats)
+	s.out = newOutbox(inc, src.ID, 64, stats)
 	s.impl = newSpoutTask(src.Component, dsl.TaskInfo{})
 	s.router = inc.plan.NewRouter(src, s.out, ids.Sequence(1, 1))
 	return s
@@ -42,7 +42,7 @@ func pathSpout(inc *incarnation, src routing.Task) *spoutTask {
 func pathBolt(inc *incarnation, sink routing.Task) *boltTask {
 	stats := newTaskStats(len(inc.boxes))
 	bt := &boltTask{inc: inc, task: sink, stats: stats}
-	bt.out = newOutbox(inc, 64, stats)
+	bt.out = newOutbox(inc, sink.ID, 64, stats)
 	bt.impl = newBoltTask(sink.Component, dsl.TaskInfo{})
 	bt.auto, _ = bt.impl.(interface {
 		ExecuteAuto(*dsl.Tuple, dsl.Collector) (bool, error)
@@ -60,8 +60,8 @@ func BenchmarkSpoutPath(b *testing.B) {
 	b.ResetTimer()
 	for n := 0; n < b.N; n += 64 {
 		s.turn(1)
-		for len(data.data) > 0 { // the bolt's side: take the batches back
-			putBatch((<-data.data).(*tupleBatch))
+		for m := data.data.take(); m != nil; m = data.data.take() { // the bolt's side: take the batches back
+			putBatch(m.(*tupleBatch))
 		}
 		self.control.pop() // the next burst it posted itself
 	}
@@ -95,29 +95,34 @@ func BenchmarkSpoutToBolt(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			inc, src, sink := pathHarness(b)
 			s, bt := pathSpout(inc, src), pathBolt(inc, sink)
-			data, self := inc.boxes[sink.ID], inc.boxes[src.ID]
+			self := inc.boxes[src.ID]
+			// The bolt's mailbox runs for real, as a topology runs it: on
+			// a worker woken when a batch lands on its empty lane.
+			data := newMailbox(1<<12, 1)
+			inc.boxes[sink.ID] = data
+			w := newWorkers()
+			defer w.close()
+			data.workers, data.processFn = w, data.process
 			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for m := range data.data {
-					tb, ok := m.(*tupleBatch)
-					if !ok {
-						return
-					}
+			data.RegisterHandlers(&funcInvoker{fn: func(m any) {
+				switch m := m.(type) {
+				case *tupleBatch:
 					if mode == "execute" {
-						bt.consume(tb)
+						bt.consume(m)
 					} else {
-						putBatch(tb)
+						putBatch(m)
 					}
+				case *cutBarrier: // the end
+					close(done)
 				}
-			}()
+			}}, nil)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for n := 0; n < b.N; n += 64 {
 				s.turn(1)
 				self.control.pop()
 			}
-			data.data <- 0 // not a batch: the consumer ends
+			s.out.send(sink.ID, &cutBarrier{})
 			<-done
 		})
 	}
@@ -155,8 +160,8 @@ func BenchmarkRelayPath(b *testing.B) {
 	// drain takes back what a batch's execution sent, counting the tracked
 	// tuples delivered and the Anchor and Ok operations.
 	drain := func() (tracked, anchors, oks int) {
-		for len(data.data) > 0 {
-			out := (<-data.data).(*tupleBatch)
+		for m := data.data.take(); m != nil; m = data.data.take() {
+			out := m.(*tupleBatch)
 			tracked += len(out.ids)
 			putBatch(out)
 		}

@@ -194,7 +194,7 @@ func (s *spoutTask) checkpoint(m startCheckpoint) {
 		}
 	}
 	for _, to := range s.to {
-		s.inc.boxes[to].putData(&cutBarrier{id: m.id, from: s.task.ID})
+		s.out.send(to, &cutBarrier{id: m.id, from: s.task.ID})
 	}
 	size := 0
 	if len(changes) > 0 {

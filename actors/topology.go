@@ -197,7 +197,7 @@ func (t *Topology) spawn(id int) error {
 		}
 		name = fmt.Sprintf("%s%s#%d", inc.cfg.Name, componentName(task), id)
 	}
-	box := newMailbox(slots)
+	box := newMailbox(slots, sendersOf(inc.plan, id))
 	box.workers, box.processFn = inc.workers, box.process
 	inc.boxes[id], inc.stats[id] = box, newTaskStats(len(inc.boxes))
 	producer := func() actor.Actor {
@@ -217,6 +217,23 @@ func (t *Topology) spawn(id int) error {
 	}
 	t.pids[id] = pid
 	return nil
+}
+
+// sendersOf returns how many tasks may send data to task id: every task of
+// every component with an edge into id's component (once each, whatever its
+// streams).
+func sendersOf(plan *routing.Plan, id int) int {
+	if id == 0 || plan.Tasks[id-1].Component == nil {
+		return 0
+	}
+	to, seen, n := plan.Tasks[id-1].Component, map[*dsl.Component]bool{}, 0
+	for _, e := range plan.Topology.Edges {
+		if e.To == to && !seen[e.From] {
+			seen[e.From] = true
+			n += len(e.From.Tasks)
+		}
+	}
+	return n
 }
 
 func componentName(t routing.Task) string {
@@ -249,11 +266,11 @@ func (t *Topology) producer(task routing.Task) actor.Producer {
 	batch := task.Component.Settings.BatchSize
 	if task.Component.Spout != nil {
 		return func() actor.Actor {
-			return &spoutTask{inc: inc, task: task, box: box, out: newOutbox(inc, batch, stats), trace: trace, log: log, stats: stats}
+			return &spoutTask{inc: inc, task: task, box: box, out: newOutbox(inc, task.ID, batch, stats), trace: trace, log: log, stats: stats}
 		}
 	}
 	return func() actor.Actor {
-		return &boltTask{inc: inc, task: task, out: newOutbox(inc, batch, stats), trace: trace, log: log, stats: stats}
+		return &boltTask{inc: inc, task: task, out: newOutbox(inc, task.ID, batch, stats), trace: trace, log: log, stats: stats}
 	}
 }
 

@@ -92,17 +92,19 @@ func TestQueueCompactsOnceMostOfItIsPopped(t *testing.T) {
 }
 
 func TestRefusedDataIsNotPending(t *testing.T) {
-	m, rec, d := newMailbox(1), &recorder{}, &manualDispatcher{}
+	m, rec, d := newMailbox(2, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
-	if !m.putData(&tupleBatch{}) {
-		t.Fatal("the first batch did not fit")
+	for i := range 2 {
+		if !m.putData(1, &tupleBatch{}) {
+			t.Fatalf("batch %d did not fit in a lane of 2", i+1)
+		}
 	}
 	m.close()
-	if m.putData(&tupleBatch{}) {
+	if m.putData(1, &tupleBatch{}) {
 		t.Fatal("a closed full mailbox took a batch")
 	}
-	if n := m.pending.Load(); n != 1 {
-		t.Errorf("pending %d, want 1: the refused batch is not pending", n)
+	if n := m.depth(); n != 2 {
+		t.Errorf("depth %d, want 2: the refused batch is not waiting", n)
 	}
 }
 
@@ -113,7 +115,7 @@ func TestRefusedDataIsNotPending(t *testing.T) {
 func idleBoxes(n, slots int) []*mailbox {
 	boxes := make([]*mailbox, n)
 	for i := range boxes {
-		boxes[i] = newMailbox(slots)
+		boxes[i] = newMailbox(slots, 1)
 		boxes[i].RegisterHandlers(&recorder{}, &manualDispatcher{})
 	}
 	return boxes
@@ -382,14 +384,14 @@ func TestAFailureOfAnUnknownActor(t *testing.T) {
 // TestUserMessageCountCountsEveryLane: control messages, data batches and the
 // one coalesced tick message.
 func TestUserMessageCountCountsEveryLane(t *testing.T) {
-	m := newMailbox(4)
+	m := newMailbox(4, 1)
 	m.RegisterHandlers(&recorder{}, &manualDispatcher{})
 	if n := m.UserMessageCount(); n != 0 {
 		t.Fatalf("an empty mailbox counts %d", n)
 	}
 	m.PostUserMessage(idle{})
 	m.PostUserMessage(idle{})
-	m.PostUserMessage(&tupleBatch{})
+	m.putData(1, &tupleBatch{})
 	if n := m.UserMessageCount(); n != 3 {
 		t.Errorf("count %d with two control messages and a batch, want 3", n)
 	}
@@ -456,7 +458,7 @@ func outboxHarness(t *testing.T, batch int) (*outbox, *incarnation) {
 	plan := routing.Compile(build(t, b))
 	inc := &incarnation{plan: plan, gauge: newGauge()}
 	inc.boxes = idleBoxes(len(plan.Tasks)+1, 8)
-	return newOutbox(inc, batch, newTaskStats(len(inc.boxes))), inc
+	return newOutbox(inc, 1, batch, newTaskStats(len(inc.boxes))), inc
 }
 
 func TestOutboxFlushesAFullBatch(t *testing.T) {
@@ -568,9 +570,10 @@ func TestGetBatchHasRoomForSize(t *testing.T) {
 // topology is torn down) neither counts in flight nor as sent.
 func TestARefusedBatchIsNotInFlight(t *testing.T) {
 	o, inc := outboxHarness(t, 2)
-	full := newMailbox(1)
+	full := newMailbox(2, 1)
 	full.RegisterHandlers(&recorder{}, &manualDispatcher{})
-	full.putData(&tupleBatch{})
+	full.putData(1, &tupleBatch{})
+	full.putData(1, &tupleBatch{})
 	full.close()
 	inc.boxes[2] = full
 	o.Deliver(2, &dsl.Tuple{Value: 1})
@@ -1098,7 +1101,7 @@ func TestBoltEmitsAreCountedOncePublished(t *testing.T) {
 	inc.boxes = idleBoxes(len(plan.Tasks)+1, 8)
 	task := plan.Tasks[plan.Topology.Component("relay").Tasks[0]-1]
 	stats := newTaskStats(len(inc.boxes))
-	out := newOutbox(inc, 64, stats)
+	out := newOutbox(inc, task.ID, 64, stats)
 	bt := &boltTask{inc: inc, task: task, out: out, stats: stats, router: plan.NewRouter(task, out, ids.Sequence(1, 1))}
 	bt.Emit(num{1})
 	bt.Emit(num{2})
