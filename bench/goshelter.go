@@ -155,20 +155,20 @@ func goshelterTopology(s setup) (*dsl.Topology, error) {
 		return slowSourceTopology(b, s)
 	}
 	var spout string
-	edge := b.Unanchored
+	edge, tasks := b.Unanchored, dsl.Parallelism(max(s.tasks, 1))
 	if s.acked {
 		edge = b.Anchored
 		spout = b.Spout("spout", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int64, Event] {
 			return &eventSource{p: s.probe, lim: newLimiter(s.rate)}
-		}))
+		}), tasks)
 	} else {
 		spout = b.Spout("spout", dsl.UnreliableFrom(func(dsl.TaskInfo) func() (Event, bool) {
 			lim := newLimiter(s.rate)
 			return func() (Event, bool) { return Event{Body: body}, lim.take() }
-		}))
+		}), tasks)
 	}
 	if s.shape == oneHop {
-		edge(spout, b.Bolt("null", sinkBolt[Event](s.probe)), dsl.Shuffle[Event]())
+		edge(spout, b.Bolt("null", sinkBolt[Event](s.probe), tasks), dsl.Shuffle[Event]())
 		return b.Build()
 	}
 	b.Streams(Relay{})

@@ -8,13 +8,14 @@
 // batch), then one table row per run, a check of the performance targets, and
 // ends with one line:
 //
-//	ratios: unacked_vs_limit=X acked_vs_unacked=Y acked_vs_watermill=Z  ... kafka_vs_client=K stateful_vs_plain=S eos_vs_atleastonce=E eos_vs_client=C
+//	ratios: unacked_vs_limit=X acked_vs_unacked=Y acked_vs_watermill=Z  ... kafka_vs_client=K stateful_vs_plain=S stateful_heap_vs_plain=H eos_vs_atleastonce=E eos_vs_client=C
 //
 // # Usage
 //
 //	cd bench && go run . -quick          # every case, about 30 s
 //	cd bench && go run . -duration 5s -count 3   # the full run docs/BENCHMARKS.md reports
 //	cd bench && go run . -soak 60s       # heap flatness over a long full-speed run
+//	cd bench && go run . -quick -scale   # acked spout->bolt at 2 to 512 tasks
 //	cd bench && go run . -only 'goshelter acked' -cpuprofile cpu.out
 package main
 
@@ -48,6 +49,7 @@ type config struct {
 	spoutWait  time.Duration
 	load       float64
 	hops       bool
+	scale      bool
 }
 
 func parseFlags() config {
@@ -66,6 +68,7 @@ func parseFlags() config {
 	flag.DurationVar(&c.spoutWait, "spout-wait", defaultSpoutWait, "how long a paced spout sleeps when ahead of its rate, in every system")
 	flag.Float64Var(&c.load, "load", 0.5, "the paced runs' rate as a fraction of the full-speed rate")
 	flag.BoolVar(&c.hops, "hops", true, "run goshelter's acked cases once more with the hop probe and print where their complete latency goes")
+	flag.BoolVar(&c.scale, "scale", false, "run the scale mode instead of the table: acked spout->bolt at 2, 8, 32, 128 and 512 tasks (throughput, peak RSS, start and stop times)")
 	flag.BoolVar(&c.markdown, "markdown", false, "print the table as Markdown (for docs/BENCHMARKS.md)")
 	flag.Parse()
 	if c.quick {
@@ -146,6 +149,9 @@ func run(c config) int {
 	defer writeMemProfile(c.memprofile)
 	if c.soak > 0 {
 		return soak(c)
+	}
+	if c.scale {
+		return runScale(c)
 	}
 	only, err := regexp.Compile(c.only)
 	if err != nil {

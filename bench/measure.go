@@ -74,6 +74,9 @@ type setup struct {
 	flushOff bool
 	// fill is how long a Kafka case fills its input topic before the run.
 	fill time.Duration
+	// tasks, when set, is the parallelism of the spout and of the sink bolt
+	// (the scale mode); 0 is 1.
+	tasks int
 	// hops, when set, is the hop probe of the run's topology (goshelter only,
 	// given to Run through its ctx): the run then reports where the time goes,
 	// not figures.
