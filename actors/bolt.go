@@ -350,7 +350,7 @@ func (b *boltTask) ack(in *dsl.Tuple) {
 	if b.ckpt != nil {
 		b.ckpt.settled(b)
 		if b.ckpt.holds {
-			b.ckpt.hold(in.ID) // acked when the checkpoint that covers it commits
+			b.ckpt.hold(&in.ID) // acked when the checkpoint that covers it commits
 			return
 		}
 	}

@@ -45,7 +45,7 @@ type boltCheckpoint struct {
 	// covered holds the acks set aside at each barrier, until that
 	// checkpoint commits.
 	covered []coveredAcks
-	spare   [][]dsl.TupleID // emptied blocks, for heldAcks to reuse
+	spare   [][]heldAck // emptied blocks, for heldAcks to reuse
 }
 
 type coveredAcks struct {
@@ -58,22 +58,46 @@ type coveredAcks struct {
 // every doubling, blocks are written once.
 const heldAckBlock = 4096
 
-// heldAcks is a list of acks in blocks of heldAckBlock.
-type heldAcks struct{ blocks [][]dsl.TupleID }
+// heldAck is the acker operation an input's ack will send to one of its
+// trees: Ok(root, edge).
+type heldAck struct{ root, edge uint64 }
 
-func (h *heldAcks) add(id dsl.TupleID, spare *[][]dsl.TupleID) {
+// heldAcks is a list of acks in blocks of heldAckBlock. They are held until
+// a checkpoint commits, a whole interval of them (millions a second in a word
+// count), so each costs 16 bytes, not a 40-byte TupleID: an input anchored to
+// several trees is held as one Ok per tree, as sendAck would send them. And
+// an ack for the same tree as the one held before it is folded into it: Ok
+// XORs its edge into the tree's value, so Ok(r, a) then Ok(r, b) leave the
+// tree as Ok(r, a^b) does, and what a bolt executes in a row often comes from
+// one tree (the words of one sentence).
+type heldAcks struct{ blocks [][]heldAck }
+
+func (h *heldAcks) add(id *dsl.TupleID, spare *[][]heldAck) {
+	h.put(id.Root, id.Edge, spare)
+	for _, r := range id.Roots {
+		h.put(r, id.Edge, spare)
+	}
+}
+
+func (h *heldAcks) put(root, edge uint64, spare *[][]heldAck) {
 	n := len(h.blocks)
+	if n > 0 {
+		if last := h.blocks[n-1]; len(last) > 0 && last[len(last)-1].root == root {
+			last[len(last)-1].edge ^= edge
+			return
+		}
+	}
 	if n == 0 || len(h.blocks[n-1]) == heldAckBlock {
-		var b []dsl.TupleID
+		var b []heldAck
 		if k := len(*spare); k > 0 {
 			b, *spare = (*spare)[k-1], (*spare)[:k-1]
 		} else {
-			b = make([]dsl.TupleID, 0, heldAckBlock)
+			b = make([]heldAck, 0, heldAckBlock)
 		}
 		h.blocks = append(h.blocks, b)
 		n++
 	}
-	h.blocks[n-1] = append(h.blocks[n-1], id)
+	h.blocks[n-1] = append(h.blocks[n-1], heldAck{root, edge})
 }
 
 func (h *heldAcks) empty() bool { return len(h.blocks) == 0 }
@@ -236,7 +260,7 @@ func (k *boltCheckpoint) pass(b *boltTask, id uint64) {
 }
 
 // hold sets an input's ack aside until its checkpoint commits.
-func (k *boltCheckpoint) hold(id dsl.TupleID) { k.acks.add(id, &k.spare) }
+func (k *boltCheckpoint) hold(id *dsl.TupleID) { k.acks.add(id, &k.spare) }
 
 // commit acks the inputs covered by checkpoints up to id, and tells a
 // two-phase handler that id committed.
@@ -255,9 +279,8 @@ func (k *boltCheckpoint) commit(b *boltTask, id uint64) {
 		}
 		for _, block := range c.acks.blocks {
 			for i := range block {
-				b.sendAck(&block[i])
+				b.out.ack(ackerOp{Kind: opOk, Root: block[i].root, Edge: block[i].edge})
 			}
-			clear(block) // drops the trees' root lists
 			if len(k.spare) < 4 {
 				k.spare = append(k.spare, block[:0])
 			}

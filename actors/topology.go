@@ -220,18 +220,14 @@ func (t *Topology) spawn(id int) error {
 }
 
 // sendersOf returns how many tasks may send data to task id: every task of
-// every component with an edge into id's component (once each, whatever its
-// streams).
+// every component with an edge into id's component.
 func sendersOf(plan *routing.Plan, id int) int {
 	if id == 0 || plan.Tasks[id-1].Component == nil {
 		return 0
 	}
-	to, seen, n := plan.Tasks[id-1].Component, map[*dsl.Component]bool{}, 0
-	for _, e := range plan.Topology.Edges {
-		if e.To == to && !seen[e.From] {
-			seen[e.From] = true
-			n += len(e.From.Tasks)
-		}
+	n := 0
+	for _, from := range senders(plan.Topology, plan.Tasks[id-1].Component) {
+		n += len(from.Tasks)
 	}
 	return n
 }
