@@ -54,12 +54,12 @@ func (e *edge) len() int {
 }
 
 // put appends msg, parking while the ring is full. It reports false, with msg
-// not sent, if closed or abort closes first. Only the sender calls it.
-func (e *edge) put(msg any, closed, abort <-chan struct{}) bool {
+// not sent, if closed closes first. Only the sender calls it.
+func (e *edge) put(msg any, closed <-chan struct{}) bool {
 	t := e.tail.Load()
 	if t-e.headSeen > e.mask {
 		e.headSeen = e.head.Load()
-		if t-e.headSeen > e.mask && !e.awaitRoom(t, closed, abort) {
+		if t-e.headSeen > e.mask && !e.awaitRoom(t, closed) {
 			return false
 		}
 	}
@@ -69,7 +69,7 @@ func (e *edge) put(msg any, closed, abort <-chan struct{}) bool {
 }
 
 // awaitRoom parks the sender until slot t is free.
-func (e *edge) awaitRoom(t uint64, closed, abort <-chan struct{}) bool {
+func (e *edge) awaitRoom(t uint64, closed <-chan struct{}) bool {
 	defer e.parked.Store(false)
 	for {
 		e.parked.Store(true)
@@ -79,8 +79,6 @@ func (e *edge) awaitRoom(t uint64, closed, abort <-chan struct{}) bool {
 		select {
 		case <-e.wake:
 		case <-closed:
-			return false
-		case <-abort:
 			return false
 		}
 	}

@@ -147,7 +147,7 @@ func TestLanesUnderConcurrentSenders(t *testing.T) {
 			defer wg.Done()
 			lane := m.lane(s)
 			for i := range each {
-				m.send(lane, &tupleBatch{task: s, values: []any{i}}, nil)
+				m.send(lane, &tupleBatch{task: s, values: []any{i}})
 			}
 		}()
 	}

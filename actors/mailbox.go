@@ -86,7 +86,7 @@ type mailbox struct {
 	suspended atomic.Bool
 	// pending counts the system and control messages posted and not yet
 	// taken. The data lanes keep no count a sender writes: a task that is
-	// about to sleep asks each lane whether it holds a batch (hasWork).
+	// about to sleep asks each lane whether it holds a batch (waiting).
 	pending atomic.Int64
 
 	// ticks counts timer beats not yet delivered. Beats coalesce into one tick,
@@ -135,11 +135,11 @@ func (m *mailbox) PostUserMessage(msg any) {
 func (m *mailbox) lane(from int) *edge { return m.data.from(from) }
 
 // send puts msg on lane e (one of m's), parking while it is full; it reports
-// false if the mailbox was closed or abort closed first. It wakes the
-// receiver only when the receiver is not already running or scheduled: while
-// it runs, it finds the batch itself before it sleeps.
-func (m *mailbox) send(e *edge, msg any, abort <-chan struct{}) bool {
-	if !e.put(msg, m.closed, abort) {
+// false if the mailbox was closed first. It wakes the receiver only when the
+// receiver is not already running or scheduled: while it runs, it finds the
+// batch itself before it sleeps.
+func (m *mailbox) send(e *edge, msg any) bool {
+	if !e.put(msg, m.closed) {
 		return false
 	}
 	if !m.scheduled.Load() {
@@ -150,7 +150,7 @@ func (m *mailbox) send(e *edge, msg any, abort <-chan struct{}) bool {
 
 // putData sends msg on the lane from task from; tests and rare senders use
 // it, the outbox keeps its lanes.
-func (m *mailbox) putData(from int, msg any) bool { return m.send(m.lane(from), msg, nil) }
+func (m *mailbox) putData(from int, msg any) bool { return m.send(m.lane(from), msg) }
 
 // postTick records timer beats (several when a manual clock's Advance passed
 // them at once); it never blocks and never queues more than one tick message.
@@ -206,8 +206,8 @@ func (m *mailbox) UserMessageCount() int {
 }
 
 // waiting reports whether a message, a tick or a batch waits, without a
-// lock: a task in a loop of its own asks it to know when to yield. Only the
-// goroutine running the mailbox may ask.
+// lock and writing nothing: a task in a loop of its own asks it to know when
+// to yield, and process before the mailbox sleeps.
 func (m *mailbox) waiting() bool { return m.pending.Load() != 0 || m.data.ready() }
 
 // depth returns the number of data batches waiting.

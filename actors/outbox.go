@@ -61,7 +61,7 @@ func (o *outbox) send(task int, msg any) bool {
 		e = o.inc.boxes[task].lane(o.from)
 		o.lanes[task] = e
 	}
-	return o.inc.boxes[task].send(e, msg, nil)
+	return o.inc.boxes[task].send(e, msg)
 }
 
 // Deliver buffers a copy of t for task.
