@@ -115,3 +115,21 @@ func TestLineHandoff(t *testing.T) {
 		t.Errorf("lineHandoff(1000) = %v, want a positive time per hand-off", d)
 	}
 }
+
+// TestScaleRun runs the scale mode's case at two small sizes: tuples move, the
+// RSS and start and stop times are read, and Stop succeeds.
+func TestScaleRun(t *testing.T) {
+	c := config{duration: 200 * time.Millisecond, warmup: 50 * time.Millisecond, pending: 512, ackers: 1, spoutWait: defaultSpoutWait}
+	for _, n := range []int{2, 8} {
+		r, err := scaleRun(c, n)
+		if err != nil {
+			t.Fatalf("%d tasks: %v", n, err)
+		}
+		if r.rate <= 0 || r.start <= 0 || r.stop <= 0 || r.heap == 0 {
+			t.Errorf("%d tasks: %+v, want a rate, a heap and start and stop times", n, r)
+		}
+		if runtime.GOOS == "linux" && r.rss == 0 {
+			t.Errorf("%d tasks: no peak RSS read", n)
+		}
+	}
+}
