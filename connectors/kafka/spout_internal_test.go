@@ -33,9 +33,12 @@ type kworld struct {
 	translate func(Record) Record
 }
 
-func newKWorld(t *testing.T) *kworld {
+func newKWorld(t *testing.T) *kworld { t.Helper(); return newKWorldOf(t, 1) }
+
+// newKWorldOf is newKWorld with topic "in" of the given partitions.
+func newKWorldOf(t *testing.T, partitions int32) *kworld {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "in"), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "in"), kfake.GroupMinSessionTimeout(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
