@@ -675,3 +675,38 @@ func TestForgetWithoutACommit(t *testing.T) {
 		}
 	}
 }
+
+// The definition is reliable at least once only, and a task whose client
+// cannot be created fails.
+func TestSpoutDefinition(t *testing.T) {
+	w := newKWorld(t)
+	bad := WithClientOptions(kgo.MaxProduceRequestsInflightPerBroker(2)) // refused with idempotency
+	for _, tc := range []struct {
+		g        Guarantee
+		reliable bool
+	}{{AtLeastOnce, true}, {AtMostOnce, false}, {NoGuarantee, false}} {
+		for _, broken := range []bool{false, true} {
+			ctx, cancel := context.WithCancel(context.Background())
+			var failed []error
+			info := dsl.TaskInfo{Parallelism: 1, Fail: func(err error) { failed = append(failed, err) }}.WithContext(ctx)
+			opts := []Option{WithGuarantee(tc.g)}
+			if broken {
+				opts = append(opts, bad)
+			}
+			spec := Spout(w.seeds, "g", []string{"in"}, opts...)
+			if spec.Reliable != tc.reliable {
+				t.Errorf("%v: reliable %v", tc.g, spec.Reliable)
+			}
+			if tc.reliable {
+				s := spec.Typed(info).Source().(*spout[Record])
+				s.stop()
+			} else if _, ok := spec.TypedNext(info)(); ok {
+				t.Errorf("%v: emitted from an empty topic", tc.g)
+			}
+			cancel()
+			if (len(failed) == 1) != broken {
+				t.Errorf("%v, a bad client option %v: the task failed with %v", tc.g, broken, failed)
+			}
+		}
+	}
+}
