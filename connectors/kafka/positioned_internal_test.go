@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -437,5 +438,79 @@ func TestRewindRefusesABadPosition(t *testing.T) {
 	}
 	if s.start != nil {
 		t.Errorf("a bad rewind set %v", s.start)
+	}
+}
+
+// hang makes the broker keep requests of key unanswered until the test ends.
+func (w *kworld) hang(key int16) {
+	release := make(chan struct{})
+	w.t.Cleanup(func() { close(release) })
+	w.c.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
+		w.c.KeepControl()
+		w.c.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+}
+
+// A discovery that cannot list the topics, read the group's offsets or list
+// the partitions' offsets fails, naming the step, and assigns nothing.
+func TestPositionedDiscoveryFailures(t *testing.T) {
+	over, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		key  int16 // the request that hangs, -1: none (the context is over)
+		fp   FirstPoll
+		says string
+	}{
+		{"topics", -1, UncommittedEarliest, "listing the partitions of [in]"},
+		{"group offsets", int16(kmsg.OffsetFetch), UncommittedEarliest, `reading the committed offsets of group "g"`},
+		{"first offsets", int16(kmsg.ListOffsets), Earliest, "listing the first offsets of [in]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newKWorld(t)
+			s := w.positioned(newShared(), 0, 1, nil, false, WithFirstPoll(tc.fp))
+			ctx := over
+			if tc.key >= 0 {
+				if _, err := s.adm.ListTopics(w.ctx, "in"); err != nil { // the connection is up
+					t.Fatal(err)
+				}
+				w.hang(tc.key)
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(w.ctx, testsupport.Scaled(500*time.Millisecond))
+				defer cancel()
+			}
+			if err := s.discover(ctx); err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("discover = %v, want an error saying %q", err, tc.says)
+			}
+			if got := starts(s); len(got) != 0 {
+				t.Errorf("a failed discovery assigned %v", got)
+			}
+		})
+	}
+}
+
+// A group with members of its own refuses the lag commits: the first refusal
+// is a warning, the next ones are at debug level.
+func TestPositionedLagCommitRefused(t *testing.T) {
+	w := newKWorld(t)
+	w.produce(0, 2)
+	member, err := kgo.NewClient(kgo.SeedBrokers(w.seeds...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("in"),
+		kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	if fs := member.PollFetches(w.ctx); len(fs.Records()) == 0 {
+		t.Fatalf("the group's member read nothing: %v", fs.Err())
+	}
+	core, logs := observer.New(zapcore.DebugLevel)
+	s := w.positioned(newShared(), 0, 1, zap.New(core), true, WithCommitPeriod(5*time.Millisecond))
+	a, _ := next(t, s)
+	s.Ack(a)
+	const msg = "kafka: committing the checkpointed offsets to the group (for lag monitoring) failed"
+	testsupport.WaitUntil(t, 20*time.Second, "two refused lag commits", func() bool { return logs.FilterMessage(msg).Len() >= 2 })
+	if n := logs.FilterMessage(msg).FilterLevelExact(zapcore.WarnLevel).Len(); n != 1 {
+		t.Errorf("%d warnings of a refused lag commit, want 1", n)
 	}
 }

@@ -105,6 +105,9 @@ func TestSinkProducesWhatRouteSays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.log == nil {
+		t.Fatal("no logger in the TaskInfo: the sink has none either")
+	}
 	for n := range 3 {
 		if err := s.Execute(n, dsl.Tuple{Value: n}, &w.out); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/testsupport"
@@ -25,6 +28,7 @@ import (
 // driven by hand (Next, Ack, Nack on the test's goroutine).
 type kworld struct {
 	t     *testing.T
+	c     *kfake.Cluster
 	seeds []string
 	cl    *kgo.Client
 	adm   *kadm.Client
@@ -50,7 +54,7 @@ func newKWorldOf(t *testing.T, partitions int32) *kworld {
 	t.Cleanup(cl.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), testsupport.Scaled(30*time.Second))
 	t.Cleanup(cancel)
-	return &kworld{t: t, seeds: c.ListenAddrs(), cl: cl, adm: kadm.NewClient(cl), ctx: ctx,
+	return &kworld{t: t, c: c, seeds: c.ListenAddrs(), cl: cl, adm: kadm.NewClient(cl), ctx: ctx,
 		translate: func(r Record) Record { return r }}
 }
 
@@ -418,6 +422,8 @@ func TestSpoutClosesAfterTheLastOpenRecord(t *testing.T) {
 			w := newKWorld(t)
 			w.produce(0, 2)
 			s := w.open("g")
+			core, logs := observer.New(zapcore.WarnLevel)
+			s.log = zap.New(core)
 			a, _ := next(t, s)
 			b, _ := next(t, s)
 			s.Deactivate()
@@ -436,6 +442,9 @@ func TestSpoutClosesAfterTheLastOpenRecord(t *testing.T) {
 			// Leaving the group commits what is done: all, or up to the
 			// nacked record.
 			w.awaitCommitted("g", map[string]int64{"ack": 2, "nack": 1}[how])
+			if logs.Len() != 0 {
+				t.Errorf("the close logged %v", logs.All())
+			}
 		})
 	}
 }
@@ -607,8 +616,28 @@ func TestTakeUntracked(t *testing.T) {
 	if p := s.parts[key{"t", 0}]; p.polled != 5 || len(p.open) != 0 || s.point(p) != 5 {
 		t.Errorf("polled %d, %d open, point %d; want 5, 0, 5", p.polled, len(p.open), s.point(p))
 	}
-	if s.takeLocked(kgo.Fetches{}, 0) != 0 {
-		t.Error("an empty poll took records")
+	idle := bareSpout(defaults().retry, nil)
+	if idle.takeLocked(kgo.Fetches{}, 0) != 0 || idle.flowing {
+		t.Error("an empty poll took records, or set the flow going")
+	}
+}
+
+// A commit that leaves a paused partition at its bound keeps it paused; one
+// that brings it below resumes it.
+func TestResumeBelowTheBoundOnly(t *testing.T) {
+	w := newKWorld(t)
+	s := bareSpout(defaults().retry, nil)
+	s.cl, s.cfg.maxUncommitted = w.cl, 2
+	p := newPartition("t", 0, 7)
+	p.polled, p.paused = 10, true
+	s.parts[key{"t", 0}] = p
+	s.markCommittedLocked(map[string]map[int32]kgo.EpochOffset{"t": {0: {Offset: 8}}})
+	if !p.paused {
+		t.Fatal("resumed with 2 uncommitted of a bound of 2")
+	}
+	s.markCommittedLocked(map[string]map[int32]kgo.EpochOffset{"t": {0: {Offset: 9}}})
+	if p.paused {
+		t.Error("still paused with 1 uncommitted of 2")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"github.com/goshelter/goshelter/dsl"
@@ -20,6 +21,7 @@ import (
 // need around it.
 type txnWorld struct {
 	t     *testing.T
+	c     *kfake.Cluster
 	ctx   context.Context
 	seeds []string
 	info  dsl.TaskInfo
@@ -36,7 +38,7 @@ func newTxnWorld(t *testing.T) *txnWorld {
 	t.Cleanup(cancel)
 	info := dsl.TaskInfo{Topology: "topo", Component: "sink", Index: 0}
 	info.Settings.CheckpointInterval = 10 * time.Millisecond
-	return &txnWorld{t: t, ctx: ctx, seeds: c.ListenAddrs(), info: info}
+	return &txnWorld{t: t, c: c, ctx: ctx, seeds: c.ListenAddrs(), info: info}
 }
 
 // open creates a task's producers, as a new incarnation does, and recovers
@@ -395,5 +397,30 @@ func TestDecodePreparedBounds(t *testing.T) {
 		case tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)):
 			t.Errorf("%s: decoded %+v, %v; want an error saying %q", tc.name, p, err, tc.says)
 		}
+	}
+}
+
+// A flush that does not end in time fails the checkpoint, naming the
+// transaction.
+func TestTxnsPrepareFlushFails(t *testing.T) {
+	w := newTxnWorld(t)
+	tx := w.open(nil)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	w.c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		w.c.KeepControl()
+		w.c.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	cl, _, err := tx.producer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Produce(w.ctx, &kgo.Record{Topic: "out", Value: []byte("held")}, nil)
+	ctx, cancel := context.WithTimeout(w.ctx, testsupport.Scaled(300*time.Millisecond))
+	defer cancel()
+	if _, err := tx.prepareCheckpoint(ctx, 1, func(int) bool { return false }); err == nil ||
+		!strings.Contains(err.Error(), `flushing transaction of "goshelter/topo/sink/0/0" for checkpoint 1`) {
+		t.Errorf("prepareCheckpoint with a flush that does not end = %v", err)
 	}
 }
