@@ -62,13 +62,7 @@ func (w *kworld) positioned(sh *shared, index, parallelism int, log *zap.Logger,
 		w.t.Fatal(err)
 	}
 	s.looping = !loop
-	w.t.Cleanup(func() {
-		s.mu.Lock()
-		s.open = 0
-		s.mu.Unlock()
-		s.stop()
-		cancel()
-	})
+	w.t.Cleanup(func() { end(s, cancel) })
 	return s
 }
 

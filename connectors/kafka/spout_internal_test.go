@@ -113,14 +113,22 @@ func (w *kworld) open(group string, opts ...Option) *spout[Record] {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.t.Cleanup(func() {
-		s.mu.Lock()
-		s.open = 0 // what the test left open is abandoned
-		s.mu.Unlock()
-		s.stop()
-		cancel()
-	})
+	w.t.Cleanup(func() { end(s, cancel) })
 	return s
+}
+
+// end ends a task a test opened: what the test left open is abandoned. A
+// panic of the test with mu held (a broken build's) leaves the client open
+// rather than the cleanup deadlocked, so that the test fails instead of
+// hanging.
+func end(s *spout[Record], cancel context.CancelFunc) {
+	defer cancel()
+	if !s.mu.TryLock() {
+		return
+	}
+	s.open = 0
+	s.mu.Unlock()
+	s.stop()
 }
 
 // next calls Next until it emits, within a deadline.
