@@ -508,3 +508,39 @@ func TestPositionedLagCommitRefused(t *testing.T) {
 		t.Errorf("%d warnings of a refused lag commit, want 1", n)
 	}
 }
+
+// A hold takes its partition's records out of the queue, not those of other
+// partitions queued behind the failed record.
+func TestPositionedHoldKeepsOtherPartitionsQueued(t *testing.T) {
+	w := newKWorldOf(t, 2)
+	w.produceTo(0, 0, 2)
+	w.produceTo(1, 0, 2)
+	sh := newShared()
+	b := backoff{initial: time.Hour, period: time.Hour, max: time.Hour, retries: 5}
+	sh.fail(recordKey{"in", 0, 0}, time.Now(), b)
+	s := w.positioned(sh, 0, 1, nil, false, WithRetry(b.initial, b.period, b.max, b.retries))
+	w.discover(s)
+	for _, want := range []int64{0, 1} {
+		if id, r := next(t, s); r.Partition != 1 || id.offset != want {
+			t.Fatalf("emitted in[%d] at %d, want in[1] at %d while in[0] is held", r.Partition, id.offset, want)
+		}
+	}
+	nothing(t, s)
+}
+
+// A record given up as the last one read moves the position past it.
+func TestPositionedSkipsTheLastRecord(t *testing.T) {
+	w := newKWorld(t)
+	w.produce(0, 2)
+	sh := newShared()
+	sh.fail(recordKey{"in", 0, 1}, time.Now(), backoff{retries: 0})
+	s := w.positioned(sh, 0, 1, nil, false, WithRetry(0, 0, 0, 0))
+	w.discover(s)
+	if id, _ := next(t, s); id.offset != 0 {
+		t.Fatalf("emitted %d, want 0", id.offset)
+	}
+	nothing(t, s)
+	if pos, _ := decodePosition(s.Position()); pos[key{"in", 0}] != 2 {
+		t.Errorf("position %v after skipping the last record, want in[0] at 2", pos)
+	}
+}
