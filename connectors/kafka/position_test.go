@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 )
@@ -81,6 +83,40 @@ func TestConfigRefusesABadShareOrDiscoveryPeriod(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want one that says %q", name, err, tc.want)
+		}
+	}
+}
+
+// The encoding is canonical: partitions sorted by topic, then id, whatever
+// the map's order.
+func TestPositionEncodingIsSorted(t *testing.T) {
+	want := []byte{positionVersion, 2, 1, 'a', 3, 0, 10, 1, 11, 2, 12, 1, 'b', 1, 7, 13}
+	for range 50 {
+		next := map[key]int64{{"b", 7}: 13}
+		for id := range int32(3) {
+			next[key{"a", id}] = 10 + int64(id)
+		}
+		if got := encodePosition(next); !bytes.Equal(got, want) {
+			t.Fatalf("encodePosition = %v, want %v", got, want)
+		}
+	}
+}
+
+// A partition id beyond int32 or an offset beyond int64 is refused; the
+// largest of each is read.
+func TestPositionRefusesOutOfRangeValues(t *testing.T) {
+	enc := func(id, off uint64) []byte {
+		b := []byte{positionVersion, 1, 1, 't', 1}
+		b = binary.AppendUvarint(b, id)
+		return binary.AppendUvarint(b, off)
+	}
+	got, err := decodePosition(enc(1<<31-1, 1<<63-1))
+	if err != nil || got[key{"t", 1<<31 - 1}] != 1<<63-1 {
+		t.Errorf("the largest partition and offset: %v, %v", got, err)
+	}
+	for _, b := range [][]byte{enc(1<<31, 0), enc(0, 1<<63)} {
+		if _, err := decodePosition(b); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("decodePosition(%x) = %v, want out of range", b, err)
 		}
 	}
 }

@@ -2,12 +2,15 @@ package kafka
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"github.com/goshelter/goshelter/dsl"
@@ -18,6 +21,7 @@ import (
 // need around it.
 type txnWorld struct {
 	t     *testing.T
+	c     *kfake.Cluster
 	ctx   context.Context
 	seeds []string
 	info  dsl.TaskInfo
@@ -34,7 +38,7 @@ func newTxnWorld(t *testing.T) *txnWorld {
 	t.Cleanup(cancel)
 	info := dsl.TaskInfo{Topology: "topo", Component: "sink", Index: 0}
 	info.Settings.CheckpointInterval = 10 * time.Millisecond
-	return &txnWorld{t: t, ctx: ctx, seeds: c.ListenAddrs(), info: info}
+	return &txnWorld{t: t, c: c, ctx: ctx, seeds: c.ListenAddrs(), info: info}
 }
 
 // open creates a task's producers, as a new incarnation does, and recovers
@@ -218,5 +222,205 @@ func TestPreparedRoundTrip(t *testing.T) {
 		if _, err := decodePrepared(bad); err == nil {
 			t.Errorf("decoded %x", bad)
 		}
+	}
+}
+
+// The transaction timeout must be above twice the checkpoint interval; zero
+// means the default, a minute.
+func TestTxnsTimeoutBound(t *testing.T) {
+	for _, tc := range []struct {
+		timeout, interval time.Duration
+		ok                bool
+	}{
+		{0, 29 * time.Second, true},
+		{0, 30 * time.Second, false},
+		{2*time.Second + 1, time.Second, true},
+		{2 * time.Second, time.Second, false},
+	} {
+		info := dsl.TaskInfo{Topology: "topo", Component: "sink"}
+		info.Settings.CheckpointInterval = tc.interval
+		tx, err := newTxns(info, sinkConfig{txnTimeout: tc.timeout}, []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, zap.NewNop())
+		if tx != nil {
+			tx.close()
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("timeout %v with checkpoints every %v: %v", tc.timeout, tc.interval, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "twice the checkpoint interval "+tc.interval.String()) {
+			t.Errorf("the error does not name the interval: %v", err)
+		}
+	}
+}
+
+// The ids are the prefix (default, or set, even to ""), the topology, the
+// component, the task and the producer.
+func TestTxnsIDs(t *testing.T) {
+	info := dsl.TaskInfo{Topology: "topo", Component: "sink", Index: 3}
+	for _, tc := range []struct {
+		sc   sinkConfig
+		want string
+	}{
+		{sinkConfig{}, "goshelter/topo/sink/3/"},
+		{sinkConfig{txnPrefix: "p-", txnPrefixed: true}, "p-topo/sink/3/"},
+		{sinkConfig{txnPrefixed: true}, "topo/sink/3/"},
+	} {
+		tx, err := newTxns(info, tc.sc, []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.close()
+		if tx.ids != [2]string{tc.want + "0", tc.want + "1"} || tx.prepared != -1 {
+			t.Errorf("ids %v, prepared %d; want %s0 and 1, -1", tx.ids, tx.prepared, tc.want)
+		}
+	}
+}
+
+// A producer that cannot be created fails the task; what was created is
+// closed.
+func TestTxnsRefuseABadProducer(t *testing.T) {
+	info := dsl.TaskInfo{Topology: "topo", Component: "sink"}
+	_, err := newTxns(info, sinkConfig{}, []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1"), kgo.MaxProduceRequestsInflightPerBroker(2)}, zap.NewNop())
+	if err == nil || !strings.Contains(err.Error(), `creating the producer of transactional id "goshelter/topo/sink/0/0"`) {
+		t.Errorf("newTxns with a bad option = %v", err)
+	}
+}
+
+// What recovery cannot read or reach is an error.
+func TestTxnsRecoverFailures(t *testing.T) {
+	w := newTxnWorld(t)
+	tx := w.open(nil)
+	if err := tx.recoverCheckpoint(w.ctx, []byte{9}); err == nil || !strings.Contains(err.Error(), "unknown version") {
+		t.Errorf("recovering unreadable bytes = %v", err)
+	}
+	w.produce(tx, 1)
+	prepared := w.prepare(tx, 1)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	fresh, err := newTxns(w.info, sinkConfig{}, []kgo.Opt{kgo.SeedBrokers(w.seeds...)}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.close()
+	if err := fresh.recoverCheckpoint(done, prepared); err == nil || !strings.Contains(err.Error(), "committing the prepared transaction") {
+		t.Errorf("recovering with a context that is over = %v", err)
+	}
+	if err := fresh.recoverCheckpoint(done, nil); err == nil || !strings.Contains(err.Error(), "initialising the producer") {
+		t.Errorf("initialising with a context that is over = %v", err)
+	}
+}
+
+// A transaction that cannot begin is an error of the input that needed it.
+func TestTxnsBeginFailure(t *testing.T) {
+	w := newTxnWorld(t)
+	tx := w.open(nil)
+	if err := tx.cls[0].BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tx.producer(); err == nil || !strings.Contains(err.Error(), "beginning a transaction") {
+		t.Errorf("producer() with a transaction begun behind its back = %v", err)
+	}
+	s := &sink[int]{route: route, tx: tx, ctx: w.ctx}
+	if err := s.Execute(1, dsl.Tuple{Value: 1}, nil); err == nil {
+		t.Error("Execute produced with no transaction")
+	}
+}
+
+// The checkpoint hooks of a sink under state: the two producers alternate,
+// each checkpoint's records committed once the store committed it.
+func TestSinkUnderState(t *testing.T) {
+	w := newTxnWorld(t)
+	posts := make(chan func(dsl.Collector), 16)
+	info := w.info
+	info.Checkpointed = true
+	info.Post = func(fn func(dsl.Collector)) { posts <- fn }
+	ctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	s, err := newSink(info.WithContext(ctx), defaults(), w.seeds, func(n int) Record {
+		return Record{Topic: "out", Key: fmt.Appendf(nil, "%d", n), Value: fmt.Appendf(nil, "%d", n)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecoverCheckpoint(nil); err != nil {
+		t.Fatal(err)
+	}
+	var out outcomes
+	n := 0
+	for id := uint64(1); id <= 3; id++ {
+		for range 2 {
+			if err := s.Execute(n, dsl.Tuple{Value: n}, &out); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		for len(out.acked) < n {
+			testsupport.Recv(t, posts, 20*time.Second, "the sink's drain")(&out)
+		}
+		if s.failedTxn(0) || s.failedTxn(1) {
+			t.Fatalf("a transaction is marked failed: %v", s.failed)
+		}
+		b, err := s.PrepareCheckpoint(id)
+		if err != nil || b == nil {
+			t.Fatalf("PrepareCheckpoint(%d) = %x, %v", id, b, err)
+		}
+		if err := s.CommitCheckpoint(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.exactly(6, w.committed())
+}
+
+// Every check of decodePrepared, at its bound.
+func TestDecodePreparedBounds(t *testing.T) {
+	tail := func(b []byte, pid, epoch int64) []byte {
+		return binary.AppendVarint(binary.AppendVarint(b, pid), epoch)
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		says string // "" when valid
+	}{
+		{"version only", []byte{1}, "bad transactional id"},
+		{"id longer than the rest", append(make([]byte, 0, 4), 1, 3, 'a', 'b'), "bad transactional id"},
+		{"id to the end", []byte{1, 2, 'a', 'b'}, "bad producer id"},
+		{"no epoch", binary.AppendVarint([]byte{1, 1, 'a'}, 5), "bad epoch"},
+		{"epoch -1", tail([]byte{1, 1, 'a'}, 5, -1), "bad epoch"},
+		{"epoch 0", tail([]byte{1, 1, 'a'}, 5, 0), ""},
+		{"epoch max", tail([]byte{1, 1, 'a'}, 5, 1<<15-1), ""},
+		{"epoch over", tail([]byte{1, 1, 'a'}, 5, 1<<15), "bad epoch"},
+		{"empty id", tail([]byte{1, 0}, 5, 1), ""},
+	} {
+		p, err := decodePrepared(tc.b)
+		switch {
+		case tc.says == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)):
+			t.Errorf("%s: decoded %+v, %v; want an error saying %q", tc.name, p, err, tc.says)
+		}
+	}
+}
+
+// A flush that does not end in time fails the checkpoint, naming the
+// transaction.
+func TestTxnsPrepareFlushFails(t *testing.T) {
+	w := newTxnWorld(t)
+	tx := w.open(nil)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	w.c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		w.c.KeepControl()
+		w.c.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	cl, _, err := tx.producer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Produce(w.ctx, &kgo.Record{Topic: "out", Value: []byte("held")}, nil)
+	ctx, cancel := context.WithTimeout(w.ctx, testsupport.Scaled(300*time.Millisecond))
+	defer cancel()
+	if _, err := tx.prepareCheckpoint(ctx, 1, func(int) bool { return false }); err == nil ||
+		!strings.Contains(err.Error(), `flushing transaction of "goshelter/topo/sink/0/0" for checkpoint 1`) {
+		t.Errorf("prepareCheckpoint with a flush that does not end = %v", err)
 	}
 }
