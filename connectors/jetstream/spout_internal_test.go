@@ -9,24 +9,39 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/testsupport"
 )
 
-// taskLog records what a task reports through its TaskInfo.
+// taskLog records what a task reports through its TaskInfo: metrics,
+// failures and log entries, debug level included.
 type taskLog struct {
 	metrics map[string]any
 	failed  []error
+	logs    *observer.ObservedLogs
 }
 
 func (l *taskLog) info(index, parallelism int) dsl.TaskInfo {
 	l.metrics = map[string]any{}
+	core, logs := observer.New(zapcore.DebugLevel)
+	l.logs = logs
 	return dsl.TaskInfo{
-		Component: "in", Index: index, Parallelism: parallelism,
+		Component: "in", Index: index, Parallelism: parallelism, Logger: zap.New(core),
 		Metric: func(name string, v any) { l.metrics[name] = v },
 		Fail:   func(err error) { l.failed = append(l.failed, err) },
 	}
+}
+
+// logged returns the messages logged at level.
+func (l *taskLog) logged(level zapcore.Level) []string {
+	var out []string
+	for _, e := range l.logs.FilterLevelExact(level).All() {
+		out = append(out, e.Message)
+	}
+	return out
 }
 
 // handSource is a spout task with no keeper: the test fills its buffer with
@@ -34,7 +49,7 @@ func (l *taskLog) info(index, parallelism int) dsl.TaskInfo {
 // state.
 func handSource[T any](info dsl.TaskInfo, cfg config, translate func(Message) (T, error), positioned bool) *source[T] {
 	s := &source[T]{
-		info: info, log: zap.NewNop(), cfg: cfg, translate: translate, poison: newPoison(),
+		info: info, log: info.Logger, cfg: cfg, translate: translate, poison: newPoison(),
 		buf: newBuffer(cfg.buffer), open: tracker{}, space: make(chan struct{}, 1), settled: make(chan struct{}, 1),
 	}
 	if positioned {
@@ -156,8 +171,8 @@ func TestNackRedeliversThenGivesUp(t *testing.T) {
 			t.Fatal("given up on its first failure, with WithMaxDeliver(2)")
 		}
 	}
-	if len(given) != 1 || given[0].StreamSeq != 1 || given[0].Delivered != 2 || l.metrics["jetstream.gave-up"] != int64(1) {
-		t.Fatalf("given up: %v, metric %v; want the message at 1, delivered twice, once", given, l.metrics["jetstream.gave-up"])
+	if len(given) != 1 || given[0].StreamSeq != 1 || given[0].Delivered != 2 || string(given[0].Data) != "m1" || given[0].Stream != "S" || l.metrics["jetstream.gave-up"] != int64(1) {
+		t.Fatalf("given up: %+v, metric %v; want the message at 1 of S, its data, delivered twice, once", given, l.metrics["jetstream.gave-up"])
 	}
 	waitInfo(t, srv, c, "the message terminated", func(i *jetstream.ConsumerInfo) bool {
 		return i.NumAckPending == 0 && i.NumPending == 0 && i.NumRedelivered == 0
@@ -315,5 +330,143 @@ func TestRewindAndPosition(t *testing.T) {
 	n := handSource(l.info(0, 1), newConfig(nil), asString, false)
 	if n.Position() != nil || n.Rewind([]byte{1}) != nil {
 		t.Fatal("a task without state has a position")
+	}
+}
+
+// The spout's constructor fails its tasks with a bad option, an empty stream
+// or durable name, or a nil translator for a T other than Message; it gives
+// a task without a logger a silent one.
+func TestSpoutArguments(t *testing.T) {
+	toString := func(m Message) (string, error) { return string(m.Data), nil }
+	for _, c := range []struct {
+		name string
+		spec *dsl.SpoutSpec
+		want string // "" when the task starts
+	}{
+		{"valid", Spout[string]("nats://127.0.0.1:1", "S", "d", toString), ""},
+		{"nil translator for Message", Spout[Message]("nats://127.0.0.1:1", "S", "d", nil), ""},
+		{"nil translator for string", Spout[string]("nats://127.0.0.1:1", "S", "d", nil), `spout "in": jetstream: Spout[string]: a nil translate function needs T = jetstream.Message`},
+		{"empty stream", Spout[string]("nats://127.0.0.1:1", "", "d", toString), `spout "in": jetstream: Spout: empty stream name`},
+		{"empty durable", Spout[string]("nats://127.0.0.1:1", "S", "", toString), `spout "in": jetstream: Spout: empty durable consumer name for stream "S"`},
+		{"bad option", Spout[string]("nats://127.0.0.1:1", "S", "d", toString, WithBuffer(0)), `spout "in": jetstream: WithBuffer(0)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var l taskLog
+			info := l.info(0, 1)
+			info.Logger = nil
+			info.Checkpointed = true // the keeper starts at the first Next: no connection here
+			c.spec.Typed(info)
+			switch {
+			case c.want == "" && len(l.failed) != 0:
+				t.Fatalf("failed: %v", l.failed)
+			case c.want != "" && (len(l.failed) != 1 || !strings.HasPrefix(l.failed[0].Error(), c.want)):
+				t.Fatalf("failed with %v, want one error starting %q", l.failed, c.want)
+			}
+		})
+	}
+	// The identity translator hands the message itself over.
+	var cfg config
+	m, err := identity[Message](&cfg)(Message{Subject: "s.a", StreamSeq: 3})
+	if err != nil || m.Subject != "s.a" || m.StreamSeq != 3 || cfg.err != nil {
+		t.Fatalf("identity = %+v, %v (config %v)", m, err, cfg.err)
+	}
+}
+
+// A task without a logger logs to a silent one; a task with a bad option
+// starts nothing and has no position.
+func TestNewSourceWithABadOption(t *testing.T) {
+	var l taskLog
+	info := l.info(0, 1)
+	info.Logger = nil
+	s := newSource(info, "nats://127.0.0.1:1", "S", "d", asString, newConfig([]Option{WithBuffer(0)}), newPoison())
+	if s.log == nil || s.cur != nil || s.start != nil || len(l.failed) != 1 {
+		t.Fatalf("log %v, cursor %v, start set %v, failed %v", s.log, s.cur, s.start != nil, l.failed)
+	}
+}
+
+// What the server did not take is logged (a failed ack or nak at debug, a
+// failed terminate as a warning, since the message comes back); what it took
+// is not.
+func TestSpoutLogsWhatTheServerDidNotTake(t *testing.T) {
+	srv := startServer(t)
+	srv.stream(t, "S", "s", 8)
+	c := srv.consumer(t, "S", "d")
+	var l taskLog
+	reject := func(m Message) (string, error) {
+		if m.StreamSeq%4 == 0 {
+			return "", errors.New("no")
+		}
+		return string(m.Data), nil
+	}
+	s := handSource(l.info(0, 1), newConfig([]Option{WithMaxDeliver(1)}), reject, false)
+	msgs := fetch(t, c, 8)
+	// 1 acked, 2 given up, 3 nacked (by the mutant's rule, never: max deliver 1
+	// gives every nack up), 4 rejected: all taken by the server.
+	fill(s.buf, msgs[:4], time.Now())
+	es, _ := drain(s)
+	s.Ack(es[0])
+	s.Nack(es[1])
+	if d, w := l.logged(zapcore.DebugLevel), l.logged(zapcore.WarnLevel); len(d) != 0 || len(w) != 0 {
+		t.Fatalf("logged debug %q, warnings %q for what the server took", d, w)
+	}
+	// 5..8 acked by someone else first: the server refuses each.
+	for _, m := range msgs[4:] {
+		if err := m.Ack(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(s.buf, msgs[4:], time.Now())
+	es, _ = drain(s)
+	s.Ack(es[0])
+	s.Nack(es[1])
+	if d := l.logged(zapcore.DebugLevel); strings.Join(d, "|") != "jetstream: ack not sent" {
+		t.Fatalf("debug %q, want the failed ack", d)
+	}
+	w := l.logged(zapcore.WarnLevel)
+	if len(w) != 2 || !strings.HasPrefix(w[0], "jetstream: terminating a message failed") || !strings.HasPrefix(w[1], "jetstream: terminating a message given up failed") {
+		t.Fatalf("warnings %q, want the failed terminate of the rejected message and of the one given up", w)
+	}
+	s.cfg.maxDeliver = -1
+	fill(s.buf, msgs[6:7], time.Now())
+	es, _ = drain(s)
+	s.Nack(es[0])
+	if d := l.logged(zapcore.DebugLevel); len(d) != 2 || d[1] != "jetstream: nak not sent; redelivery after AckWait" {
+		t.Fatalf("debug %q, want the failed nak last", d)
+	}
+}
+
+// The heartbeat sends an in-progress signal for each open or buffered
+// message whose AckWait restarted a period or more ago, and restarts its
+// count only when the server took the signal.
+func TestHeartbeat(t *testing.T) {
+	srv := startServer(t)
+	srv.stream(t, "S", "s", 4)
+	c := srv.consumer(t, "S", "d")
+	var l taskLog
+	s := handSource(l.info(0, 1), newConfig(nil), asString, false)
+	s.period.Store(int64(time.Second))
+	msgs := fetch(t, c, 4)
+	t0 := time.Unix(1000, 0)
+	fill(s.buf, msgs[:2], t0)
+	es, _ := drain(s)
+	es[1].beat = t0.Add(time.Millisecond) // less than a period before now
+	fill(s.buf, msgs[2:], t0)
+	s.buf.items[1].beat = t0.Add(time.Millisecond)
+	now := t0.Add(time.Second)
+	s.heartbeat(now)
+	if !es[0].beat.Equal(now) || !es[1].beat.Equal(t0.Add(time.Millisecond)) {
+		t.Fatalf("open beats %v %v; want the first restarted at %v, the second kept", es[0].beat, es[1].beat, now)
+	}
+	if b := s.buf.items; !b[0].beat.Equal(now) || !b[1].beat.Equal(t0.Add(time.Millisecond)) {
+		t.Fatalf("buffered beats %v %v; want the first restarted at %v, the second kept", b[0].beat, b[1].beat, now)
+	}
+	// Messages the server no longer holds open take no signal.
+	for _, m := range msgs {
+		_ = m.Ack()
+	}
+	later := now.Add(time.Hour)
+	s.heartbeat(later)
+	if es[0].beat.Equal(later) || s.buf.items[0].beat.Equal(later) {
+		t.Fatal("a beat restarted though the signal was refused")
 	}
 }
