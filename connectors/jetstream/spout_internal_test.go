@@ -25,7 +25,7 @@ type taskLog struct {
 }
 
 func (l *taskLog) info(index, parallelism int) dsl.TaskInfo {
-	l.metrics = map[string]any{}
+	l.metrics, l.failed = map[string]any{}, nil
 	core, logs := observer.New(zapcore.DebugLevel)
 	l.logs = logs
 	return dsl.TaskInfo{
