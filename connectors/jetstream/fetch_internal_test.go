@@ -126,6 +126,9 @@ func TestKeeperRun(t *testing.T) {
 	}
 	s.Ack(e)
 	testsupport.Recv(t, done, 5*time.Second, "the keeper's end once nothing is open")
+	if d := l.logged(zapcore.DebugLevel); len(d) != 0 {
+		t.Fatalf("debug logs %q: no fetch failed, no retry", d)
+	}
 	if !srv.nc.IsConnected() || s.buf.free() != 0 {
 		t.Fatal("the test's connection closed, or the buffer takes messages after the end")
 	}

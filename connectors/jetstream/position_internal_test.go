@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/testsupport"
@@ -105,6 +106,11 @@ func TestKeeperRunPositioned(t *testing.T) {
 	testsupport.Recv(t, done, 5*time.Second, "the keeper's end")
 	if names := consumerNames(t, srv, "S"); len(names) != 1 || names[0] != "d-t1-bbbbbbbbbbbbbbbb" {
 		t.Fatalf("consumers %q after the end, want only the other task's", names)
+	}
+	for _, e := range l.logs.FilterLevelExact(zapcore.DebugLevel).All() {
+		if e.Message != "jetstream: reading the stream" {
+			t.Errorf("logged %q: no fetch failed, no delete missed", e.Message)
+		}
 	}
 }
 
