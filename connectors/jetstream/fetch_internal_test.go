@@ -2,11 +2,13 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zapcore"
@@ -189,5 +191,61 @@ func TestKeeperRunFailures(t *testing.T) {
 	(&keeper[string]{src: s, url: srv.url, stream: "S", durable: "d"}).run(context.Background())
 	if len(l.failed) != 1 || !strings.Contains(l.failed[0].Error(), "connecting to") {
 		t.Fatalf("failed %v", l.failed)
+	}
+}
+
+// While the server has no JetStream (a 503, not a refusal), the consumer's
+// set-up is retried after 50 ms, then twice as long each time; the end of
+// the task's Context ends the retries.
+func TestConsumerRetriesWithBackoff(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(testsupport.Scaled(10 * time.Second)) {
+		t.Fatal("nats-server not ready")
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, log string
+		set     func(ctx context.Context, k *keeper[string]) error
+	}{
+		{"shared", "jetstream: consumer not set up yet; retrying", func(ctx context.Context, k *keeper[string]) error {
+			_, _, err := k.consumer(ctx, nc)
+			return err
+		}},
+		{"positioned", "jetstream: consumer not created yet; retrying", func(ctx context.Context, k *keeper[string]) error {
+			_, _, err := k.positionedConsumer(ctx, js, 1, "")
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var l taskLog
+			s := handSource(l.info(0, 1), newConfig(nil), asString, c.name == "positioned")
+			k := &keeper[string]{src: s, stream: "S", durable: "d"}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errc := make(chan error, 1)
+			began := time.Now()
+			go func() { errc <- c.set(ctx, k) }()
+			testsupport.WaitUntil(t, 5*time.Second, "four attempts", func() bool { return l.logs.FilterMessage(c.log).Len() >= 4 })
+			if d := time.Since(began); d < 350*time.Millisecond {
+				t.Fatalf("four attempts in %v, want at least the waits between them, 50+100+200 ms", d)
+			}
+			cancel()
+			if err := testsupport.Recv(t, errc, 5*time.Second, "the end of the retries"); !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v, want the Context's", err)
+			}
+		})
 	}
 }
