@@ -244,7 +244,8 @@ func b8(t *testing.T) []byte {
 
 // The publisher publishes what it is handed with each record's id, marks
 // what the stream acknowledged stored (and skips it when handed again),
-// retries what no stream takes until one does, and fails the task, once,
+// retries what no stream takes until one does, after 50 ms and then twice as
+// long each time, and fails the task, once,
 // naming the stream, when a stream's duplicate window is shorter than the
 // sink needs.
 func TestSinkPublisher(t *testing.T) {
@@ -278,10 +279,16 @@ func TestSinkPublisher(t *testing.T) {
 	testsupport.WaitUntil(t, 5*time.Second, "both stored", func() bool { return recs[0].stored.Load() && recs[1].stored.Load() })
 	w.hand(recs)
 	late := []*kept{{id: "3", subject: "late.a", data: []byte("c")}}
+	began := time.Now()
 	w.hand(late)
-	testsupport.WaitUntil(t, 5*time.Second, "the late record refused", func() bool {
-		return logs.FilterMessageSnippet("retrying").Len() > 0
+	// Refused three times: after 50 ms, then 100 ms (the wait starts anew
+	// after the publishes that succeeded).
+	testsupport.WaitUntil(t, 5*time.Second, "the late record refused thrice", func() bool {
+		return logs.FilterMessageSnippet("retrying").Len() >= 3
 	})
+	if d := time.Since(began); d < 150*time.Millisecond {
+		t.Fatalf("three attempts in %v, want at least the waits between them, 50+100 ms", d)
+	}
 	srv.stream(t, "LATE", "late", 0, func(c *jetstream.StreamConfig) { c.Duplicates = time.Minute })
 	testsupport.WaitUntil(t, 10*time.Second, "the late record stored", late[0].stored.Load)
 	if n := count("S"); n != 2 {
