@@ -249,3 +249,55 @@ func TestConsumerRetriesWithBackoff(t *testing.T) {
 		})
 	}
 }
+
+// A fetch that fails (the consumer is gone) is retried after 50 ms, then
+// twice as long each time, the wait starting anew after a fetch that
+// succeeded; the end of the task's Context ends the fetcher.
+func TestFetchRetriesWithBackoff(t *testing.T) {
+	for _, before := range []bool{true, false} {
+		name := "after a success"
+		if before {
+			name = "from the start"
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := startServer(t)
+			srv.stream(t, "S", "s", 1)
+			cons := srv.consumer(t, "S", "d")
+			var l taskLog
+			// A buffer of one: the first fetch ends as soon as it has the message.
+			s := handSource(l.info(0, 1), newConfig([]Option{WithBuffer(1)}), asString, false)
+			k := &keeper[string]{src: s, stream: "S", durable: "d"}
+			remove := func() {
+				if err := srv.js.DeleteConsumer(ctxFor(t), "S", "d"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if before {
+				remove()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan struct{})
+			began := time.Now()
+			go func() {
+				defer close(done)
+				k.fetch(ctx, cons)
+			}()
+			if !before {
+				testsupport.WaitUntil(t, 5*time.Second, "the message fetched", func() bool { return s.buf.free() == 0 })
+				began = time.Now()
+				remove()
+				if _, _, ok := s.Next(); !ok { // room: the fetcher fetches again
+					t.Fatal("nothing to hand out")
+				}
+			}
+			const failed = "jetstream: fetch failed; retrying"
+			testsupport.WaitUntil(t, 5*time.Second, "four failed fetches", func() bool { return l.logs.FilterMessage(failed).Len() >= 4 })
+			if d := time.Since(began); d < 350*time.Millisecond {
+				t.Fatalf("four failed fetches in %v, want at least the waits between them, 50+100+200 ms", d)
+			}
+			cancel()
+			testsupport.Recv(t, done, 5*time.Second, "the fetcher's end")
+		})
+	}
+}
