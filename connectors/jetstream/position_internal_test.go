@@ -165,3 +165,47 @@ func TestKeeperRunPositionedFromTheStartAndFailures(t *testing.T) {
 		t.Fatalf("failed %v", l.failed)
 	}
 }
+
+// When its consumer stops delivering (deleted behind its back), the task
+// makes a new one at its position after 50 ms, then twice as long each time.
+func TestKeeperRunPositionedRetriesWithBackoff(t *testing.T) {
+	srv := startServer(t)
+	srv.stream(t, "S", "s", 1)
+	var l taskLog
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := handSource(l.info(0, 1).WithContext(ctx), newConfig(nil), asString, true)
+	k := &keeper[string]{src: s, url: srv.url, stream: "S", durable: "d"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		k.runPositioned(ctx, 1)
+	}()
+	testsupport.WaitUntil(t, 5*time.Second, "the message fetched", func() bool { return s.buf.free() == s.cfg.buffer-1 })
+	drain(s) // the position moves on: each new consumer starts at 2
+	var began time.Time
+	for i := range 3 {
+		var name string
+		testsupport.WaitUntil(t, 5*time.Second, "a consumer of the task's", func() bool {
+			names := consumerNames(t, srv, "S")
+			if len(names) == 1 && k.ownConsumer(names[0]) {
+				name = names[0]
+			}
+			return name != ""
+		})
+		if i == 0 {
+			began = time.Now()
+		}
+		if err := srv.js.DeleteConsumer(ctxFor(t), "S", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(began); d < 150*time.Millisecond {
+		t.Fatalf("two new consumers %v after the first was deleted, want at least the waits before them, 50+100 ms", d)
+	}
+	if n := l.logs.FilterMessage("jetstream: reading the stream").Len(); n < 3 {
+		t.Fatalf("%d consumers made, want at least 3", n)
+	}
+	cancel()
+	testsupport.Recv(t, done, 5*time.Second, "the keeper's end")
+}
