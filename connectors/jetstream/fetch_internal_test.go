@@ -218,7 +218,7 @@ func TestConsumerRetriesWithBackoff(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, log string
-		set     func(ctx context.Context, k *keeper[string]) error
+		set       func(ctx context.Context, k *keeper[string]) error
 	}{
 		{"shared", "jetstream: consumer not set up yet; retrying", func(ctx context.Context, k *keeper[string]) error {
 			_, _, err := k.consumer(ctx, nc)
