@@ -438,7 +438,7 @@ func TestSpoutLogsWhatTheServerDidNotTake(t *testing.T) {
 // The heartbeat sends an in-progress signal for each open or buffered
 // message whose AckWait restarted a period or more ago, and restarts its
 // count only when the server took the signal.
-func TestHeartbeat(t *testing.T) {
+func TestSpoutHeartbeat(t *testing.T) {
 	srv := startServer(t)
 	srv.stream(t, "S", "s", 4)
 	c := srv.consumer(t, "S", "d")
