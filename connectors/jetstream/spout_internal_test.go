@@ -326,6 +326,15 @@ func TestRewindAndPosition(t *testing.T) {
 		t.Fatalf("Position = %x, want 5", p)
 	}
 	waitInfo(t, srv, c, "the first checkpoint's messages acked", func(i *jetstream.ConsumerInfo) bool { return i.AckFloor.Stream == 2 })
+	if d := l.logged(zapcore.DebugLevel); len(d) != 0 {
+		t.Fatalf("debug logs %q: the server took the ack", d)
+	}
+	// An ack the client refuses (the message was acked already) is logged.
+	s.cur.covered = msgs[1] // acked by the Position before
+	s.Position()
+	if d := l.logged(zapcore.DebugLevel); len(d) != 1 || !strings.HasPrefix(d[0], "jetstream: ack of the committed position not sent") {
+		t.Fatalf("debug logs %q, want the ack not sent", d)
+	}
 	// Without state there is no position.
 	n := handSource(l.info(0, 1), newConfig(nil), asString, false)
 	if n.Position() != nil || n.Rewind([]byte{1}) != nil {
