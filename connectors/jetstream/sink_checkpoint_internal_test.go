@@ -278,18 +278,27 @@ func TestSinkPublisher(t *testing.T) {
 	w.hand(recs)
 	testsupport.WaitUntil(t, 5*time.Second, "both stored", func() bool { return recs[0].stored.Load() && recs[1].stored.Load() })
 	w.hand(recs)
+	lateCfg := jetstream.StreamConfig{Name: "LATE", Subjects: []string{"late.>"}, Storage: jetstream.MemoryStorage, Duplicates: time.Minute, MaxMsgs: 1, Discard: jetstream.DiscardNew}
+	if _, err := srv.js.CreateStream(ctxFor(t), lateCfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.js.Publish(ctxFor(t), "late.a", []byte("first")); err != nil {
+		t.Fatal(err)
+	}
 	late := []*kept{{id: "3", subject: "late.a", data: []byte("c")}}
+	// A full stream refuses at once: the waits between attempts set their pace.
 	began := time.Now()
 	w.hand(late)
-	// Refused three times: after 50 ms, then 100 ms (the wait starts anew
-	// after the publishes that succeeded).
 	testsupport.WaitUntil(t, 5*time.Second, "the late record refused thrice", func() bool {
 		return logs.FilterMessageSnippet("retrying").Len() >= 3
 	})
 	if d := time.Since(began); d < 150*time.Millisecond {
-		t.Fatalf("three attempts in %v, want at least the waits between them, 50+100 ms", d)
+		t.Fatalf("three attempts in %v, want at least the waits between them, 50+100 ms (anew after the publishes that succeeded)", d)
 	}
-	srv.stream(t, "LATE", "late", 0, func(c *jetstream.StreamConfig) { c.Duplicates = time.Minute })
+	lateCfg.MaxMsgs = -1
+	if _, err := srv.js.UpdateStream(ctxFor(t), lateCfg); err != nil {
+		t.Fatal(err)
+	}
 	testsupport.WaitUntil(t, 10*time.Second, "the late record stored", late[0].stored.Load)
 	if n := count("S"); n != 2 {
 		t.Fatalf("S holds %d messages, want 2: a stored record handed again is not published", n)
@@ -310,5 +319,33 @@ func TestSinkPublisher(t *testing.T) {
 	case err := <-failed:
 		t.Fatalf("failed twice for one stream: %v", err)
 	default:
+	}
+}
+
+// A publisher whose first record is refused waits 50 ms, then twice as long
+// each time, from the start.
+func TestSinkPublisherBacksOffFromItsFirstRecord(t *testing.T) {
+	srv := startServer(t)
+	full := jetstream.StreamConfig{Name: "FULL", Subjects: []string{"full.>"}, Storage: jetstream.MemoryStorage, MaxMsgs: 1, Discard: jetstream.DiscardNew}
+	if _, err := srv.js.CreateStream(ctxFor(t), full); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.js.Publish(ctxFor(t), "full.a", []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zapcore.DebugLevel)
+	w := newAhead(dsl.TaskInfo{Component: "out", Fail: func(error) {}}, zap.New(core), newConfig(nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.publish(ctx, srv.nc, srv.js)
+	}()
+	defer func() { cancel(); testsupport.Recv(t, done, 5*time.Second, "the publisher's end") }()
+	began := time.Now()
+	w.hand([]*kept{{id: "1", subject: "full.a", data: []byte("x")}})
+	testsupport.WaitUntil(t, 5*time.Second, "four refusals", func() bool { return logs.FilterMessageSnippet("retrying").Len() >= 4 })
+	if d := time.Since(began); d < 350*time.Millisecond {
+		t.Fatalf("four attempts in %v, want at least the waits between them, 50+100+200 ms", d)
 	}
 }
