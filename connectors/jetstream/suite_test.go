@@ -143,9 +143,24 @@ func (c *client) stream(name string, subjects ...string) {
 	Expect(err).NotTo(HaveOccurred())
 }
 
+// ready waits until the client's connection answers requests. After a
+// restart of the server, a request the client writes before it noticed that
+// its connection died is lost, and its caller would wait for an answer that
+// never comes: a short request, retried, finds the new connection first.
+func (c *client) ready() {
+	GinkgoHelper()
+	Eventually(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), scaled(time.Second))
+		defer cancel()
+		_, err := c.js.AccountInfo(ctx)
+		return err
+	}).Should(Succeed(), "the client reaches the server")
+}
+
 // publish stores n records "r<i>" (i from 1) on subject, each with a header.
 func (c *client) publish(subject string, n int) {
 	GinkgoHelper()
+	c.ready()
 	ctx, cancel := ctxT()
 	defer cancel()
 	for i := 1; i <= n; i++ {
