@@ -140,3 +140,36 @@ func TestStartFailsForAMissingProgram(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// A child without heartbeats (a spout's: its task holds it to the subprocess
+// timeout only while it awaits a sync) has no watchdog: it may stay silent
+// past the timeout, and the first message it reads is the one its host sent,
+// not a heartbeat.
+func TestChildWithoutHeartbeatsIsNotWatched(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	ready := make(chan struct{}, 1)
+	c, died := testChild(t, handshakeSh+`printf '{"command":"log","msg":"ready"}\nend\n'; read line; read e; printf '%s' "$line" >&2; exit 5`,
+		func(cfg *childConfig) {
+			cfg.timeout, cfg.heartbeat = timeout, 0
+			cfg.onFrame = func(*child, []byte, bool) error {
+				select {
+				case ready <- struct{}{}:
+				default:
+				}
+				return nil
+			}
+		})
+	testsupport.Recv(t, ready, 10*time.Second, "the child's first message")
+	select { // the silence to survive: four timeouts
+	case err := <-died:
+		t.Fatalf("a child without heartbeats failed while silent: %v", err)
+	case <-time.After(4 * timeout):
+	}
+	if !c.send(wire.OutTuple{ID: "from-the-host", Values: []any{}}, nil, nil) {
+		t.Fatal("the child took no message")
+	}
+	err := waitDeath(t, died)
+	if !errors.Is(err, errExited) || err.exit != "exit status 5" || !strings.Contains(err.stderr, `"from-the-host"`) {
+		t.Fatalf("error %v (exit %q, stderr %q), want exit 5 after reading the host's message", err, err.exit, err.stderr)
+	}
+}
