@@ -2,6 +2,8 @@ package multilang
 
 import (
 	"errors"
+	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -171,5 +173,48 @@ func TestChildWithoutHeartbeatsIsNotWatched(t *testing.T) {
 	err := waitDeath(t, died)
 	if !errors.Is(err, errExited) || err.exit != "exit status 5" || !strings.Contains(err.stderr, `"from-the-host"`) {
 		t.Fatalf("error %v (exit %q, stderr %q), want exit 5 after reading the host's message", err, err.exit, err.stderr)
+	}
+}
+
+// A command's Env adds to the host's environment: the child sees both.
+func TestChildEnvAddsToTheHostsEnvironment(t *testing.T) {
+	t.Setenv("GOSHELTER_HOST_VAR", "from-the-host")
+	_, died := testChild(t, handshakeSh+`printf '%s %s' "$GOSHELTER_HOST_VAR" "$GOSHELTER_CMD_VAR" >&2; exit 3`, func(cfg *childConfig) {
+		cfg.cmd.Env = []string{"GOSHELTER_CMD_VAR=from-the-command"}
+	})
+	if err := waitDeath(t, died); err.stderr != "from-the-host from-the-command" {
+		t.Errorf("the child saw %q, want both variables (exit %q)", err.stderr, err.exit)
+	}
+}
+
+// openFDs lists the process's open file descriptors.
+func openFDs(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	var fds []string
+	for _, e := range entries {
+		fds = append(fds, e.Name())
+	}
+	return fds
+}
+
+// A child that ended and was closed leaves no descriptor open in the host:
+// neither its ends of the pipes, nor the host's.
+func TestChildLeavesNoFileDescriptorOpen(t *testing.T) {
+	run := func() {
+		c, died := testChild(t, handshakeSh+`exit 0`)
+		waitDeath(t, died)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run() // the runtime's own descriptors (the poller's) open once
+	before := openFDs(t)
+	run()
+	if after := openFDs(t); !slices.Equal(after, before) {
+		t.Errorf("open descriptors %v after a child, %v before", after, before)
 	}
 }
