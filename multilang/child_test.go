@@ -12,6 +12,7 @@ import (
 	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // handshakeSh answers the handshake the way a well-behaved child does; then runs rest.
@@ -216,5 +217,40 @@ func TestChildLeavesNoFileDescriptorOpen(t *testing.T) {
 	run()
 	if after := openFDs(t); !slices.Equal(after, before) {
 		t.Errorf("open descriptors %v after a child, %v before", after, before)
+	}
+}
+
+// A child that answers the handshake with another pid than the one started (a
+// wrapper script's child, say) is run all the same, with a warning naming
+// both; one that answers with its own pid gets no warning.
+func TestChildReportingAnotherPidIsWarnedOf(t *testing.T) {
+	for _, tt := range []struct {
+		name, answer string
+		warned       bool
+	}{
+		{"its own pid", handshakeSh, false},
+		{"another pid", `read hs; read end_line
+dir=$(printf '%s' "$hs" | sed 's/.*"pidDir":"\([^"]*\)".*/\1/')
+other=$(($$ + 100000))
+printf '{"pid": %d}\nend\n' $other
+: > "$dir/$other"
+`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			core, logs := observer.New(zap.WarnLevel)
+			ready := make(chan struct{}, 1)
+			c, _ := testChild(t, tt.answer+`printf '{"command":"log","msg":"ready"}\nend\n'; cat >/dev/null`, func(cfg *childConfig) {
+				cfg.log = zap.New(core)
+				cfg.onFrame = func(*child, []byte, bool) error { ready <- struct{}{}; return nil }
+			})
+			testsupport.Recv(t, ready, 10*time.Second, "the child's first message after the handshake")
+			warnings := logs.FilterMessageSnippet("another pid").All()
+			if tt.warned != (len(warnings) == 1) {
+				t.Fatalf("warnings %v, want one: %v", warnings, tt.warned)
+			}
+			if tt.warned && warnings[0].ContextMap()["pid"] != int64(c.Pid()) {
+				t.Errorf("the warning names pid %v, want %d", warnings[0].ContextMap()["pid"], c.Pid())
+			}
+		})
 	}
 }
