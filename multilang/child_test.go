@@ -254,3 +254,24 @@ printf '{"pid": %d}\nend\n' $other
 		})
 	}
 }
+
+// A bolt's child that answers each heartbeat (Storm's: task -1 on the
+// __heartbeat stream of __system) with a sync is never timed out, however many
+// heartbeat periods it runs: this one ends on its own after three.
+func TestChildAnsweringHeartbeatsLives(t *testing.T) {
+	script := handshakeSh + `n=0
+while read line; do
+  read e
+  case "$line" in
+  *'"comp":"__system","stream":"__heartbeat","task":-1,"tuple":[]'*) printf '{"command":"sync"}\nend\n'; n=$((n+1)) ;;
+  *) printf '%s' "$line" >&2; exit 9 ;;
+  esac
+  [ $n -ge 3 ] && exit 4
+done`
+	_, died := testChild(t, script, func(cfg *childConfig) {
+		cfg.timeout, cfg.heartbeat = 300*time.Millisecond, 20*time.Millisecond
+	})
+	if err := waitDeath(t, died); !errors.Is(err, errExited) || errors.Is(err, ErrTimeout) || err.exit != "exit status 4" {
+		t.Fatalf("error %v (exit %q, stderr %q), want the child's own exit after three heartbeats", err, err.exit, err.stderr)
+	}
+}
