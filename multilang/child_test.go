@@ -275,3 +275,24 @@ done`
 		t.Fatalf("error %v (exit %q, stderr %q), want the child's own exit after three heartbeats", err, err.exit, err.stderr)
 	}
 }
+
+// A child's error says how the process ended and what it last wrote to
+// stderr, each only when there is something to say.
+func TestChildErrorSaysOnlyWhatItKnows(t *testing.T) {
+	base := childError{component: "c", task: 7, command: "run.sh", pid: 42, err: errExited}
+	head := `multilang: component "c" task 7: child "run.sh" (pid 42) failed: ` + errExited.Error()
+	for _, tt := range []struct {
+		exit, stderr, want string
+	}{
+		{"", "", head},
+		{"exit status 3", "", head + "; process: exit status 3"},
+		{"", "oops", head + `; stderr ends: "oops"`},
+		{"signal: killed", "oops", head + `; process: signal: killed; stderr ends: "oops"`},
+	} {
+		e := base
+		e.exit, e.stderr = tt.exit, tt.stderr
+		if got := e.Error(); got != tt.want {
+			t.Errorf("Error() = %q\nwant %q", got, tt.want)
+		}
+	}
+}
