@@ -1,0 +1,83 @@
+package dsl_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goshelter/goshelter/dsl"
+)
+
+// buildStateful builds nums -> [through...] -> count, count a stateful bolt,
+// over unanchored edges.
+func buildStateful(conf dsl.Conf, through ...*dsl.BoltSpec) (*dsl.Topology, error) {
+	b := dsl.New("stateful", conf)
+	from := b.Spout("nums", dsl.Unreliable(noNums))
+	for i, spec := range through {
+		to := b.Bolt(string(rune('a'+i)), spec)
+		b.Unanchored(from, to, dsl.Shuffle[numIn]())
+		from = to
+	}
+	count := b.Bolt("count", dsl.Stateful(func(numIn, *dsl.State[string, int], dsl.Emitter) error { return nil }))
+	b.Unanchored(from, count, dsl.Shuffle[numIn]())
+	return b.Build()
+}
+
+// Inputs of stateful bolts are acked when a checkpoint commits: the
+// checkpoint interval may be half the message timeout, not more.
+func TestCheckpointIntervalIsAtMostHalfTheMessageTimeout(t *testing.T) {
+	const why = "the interval must be at most half the message timeout"
+	for _, tt := range []struct {
+		interval time.Duration
+		ok       bool
+	}{{5 * time.Second, true}, {5*time.Second + time.Millisecond, false}, {20 * time.Second, false}} {
+		_, err := buildStateful(dsl.Conf{dsl.MessageTimeout: 10 * time.Second, dsl.CheckpointInterval: tt.interval})
+		if tt.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), why) {
+			t.Errorf("interval %v of a 10 s timeout: Build = %v, want ok %v", tt.interval, err, tt.ok)
+		}
+	}
+}
+
+// A spout's max pending caps its messages per checkpoint interval in a
+// topology with state: Build warns when that is under 10000 messages/s.
+func TestBuildWarnsOfASpoutMaxPendingThrottles(t *testing.T) {
+	for _, tt := range []struct {
+		pending  int
+		interval time.Duration
+		warning  string // "" for none
+	}{
+		{10000, time.Second, ""},
+		{9999, time.Second, "9999 messages/s"},
+		{1000, 500 * time.Millisecond, "2000 messages/s"},
+		{100000, time.Second, ""},
+	} {
+		topo, err := buildStateful(dsl.Conf{dsl.MaxSpoutPending: tt.pending, dsl.CheckpointInterval: tt.interval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range topo.Warnings {
+			if strings.Contains(w, `spout "nums": the topology has stateful bolts`) {
+				got = append(got, w)
+			}
+		}
+		if tt.warning == "" && len(got) > 0 || tt.warning != "" && (len(got) != 1 || !strings.Contains(got[0], ": "+tt.warning)) {
+			t.Errorf("pending %d per %v: warnings %q, want %q", tt.pending, tt.interval, got, tt.warning)
+		}
+	}
+}
+
+// A stateful bolt fed by a window, even through another bolt, is refused:
+// the checkpoint's cut would miss what the window holds.
+func TestStatefulBoltFedThroughAWindowIsRefused(t *testing.T) {
+	window := dsl.Windowed(func(dsl.TaskInfo) func(dsl.Window[numIn], dsl.Emitter) error {
+		return func(dsl.Window[numIn], dsl.Emitter) error { return nil }
+	}, dsl.WindowSpec[numIn]{Count: 2})
+	_, err := buildStateful(nil, window, nopBolt())
+	if err == nil || !strings.Contains(err.Error(), `stateful bolt "count" is fed by window "a"`) {
+		t.Errorf("Build = %v, want the window named", err)
+	}
+	if _, err := buildStateful(nil, nopBolt(), nopBolt()); err != nil {
+		t.Errorf("through plain bolts: %v", err)
+	}
+}
