@@ -81,3 +81,25 @@ func TestStatefulBoltFedThroughAWindowIsRefused(t *testing.T) {
 		t.Errorf("through plain bolts: %v", err)
 	}
 }
+
+// hidden keeps its count in an unexported field, which JSON does not store.
+type hidden struct{ n int }
+
+// Build refuses a stateful bolt whose state would not come back from the
+// store as it was stored, naming the key or the value type.
+func TestStatefulBoltOfStateThatCannotRoundTripIsRefused(t *testing.T) {
+	build := func(spec *dsl.BoltSpec) error {
+		b := dsl.New("state-types", nil)
+		b.Unanchored(b.Spout("nums", dsl.Unreliable(noNums)), b.Bolt("count", spec), dsl.Shuffle[numIn]())
+		_, err := b.Build()
+		return err
+	}
+	err := build(dsl.Stateful(func(numIn, *dsl.State[string, hidden], dsl.Emitter) error { return nil }))
+	if err == nil || !strings.Contains(err.Error(), `stateful bolt "count": its state's value type dsl_test.hidden cannot be checkpointed faithfully`) {
+		t.Errorf("a value type with only unexported fields: Build = %v", err)
+	}
+	err = build(dsl.Stateful(func(numIn, *dsl.State[hidden, int], dsl.Emitter) error { return nil }))
+	if err == nil || !strings.Contains(err.Error(), `stateful bolt "count": its state's key type dsl_test.hidden cannot be checkpointed faithfully`) {
+		t.Errorf("a key type with only unexported fields: Build = %v", err)
+	}
+}
