@@ -188,6 +188,12 @@ func TestServeRunsASpoutSynchronously(t *testing.T) {
 	h := startServe(t, servedTopology(t, src, nil), "sentences", 2)
 	h.send(map[string]string{"command": "activate"})
 	h.expect(wire.KindSync)
+	src.mu.Lock()
+	activated, deactivated := src.activated, src.deactivate
+	src.mu.Unlock()
+	if activated != 1 || deactivated != 0 {
+		t.Fatalf("after activate: activated %d, deactivated %d", activated, deactivated)
+	}
 
 	var ids []wire.ID
 	for i := 0; i < 3; i++ {
@@ -648,5 +654,44 @@ func TestServeEndsTheComponentsContextWhenItReturns(t *testing.T) {
 	case <-ctx.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("the component's context did not end when Serve returned")
+	}
+}
+
+// tickingSplit is a served bolt's handler that hears ticks.
+type tickingSplit struct{}
+
+func (tickingSplit) Execute(Sentence, dsl.Emitter) error { return nil }
+func (tickingSplit) Tick(t dsl.Tick, c dsl.Collector) error {
+	c.Emit(Word{fmt.Sprintf("%d %v", t.RateSecs, t.Period)})
+	return nil
+}
+
+// A served bolt hears Storm's tick (one field, rate_secs) as goshelter's
+// Tick: the rate, and a period of that many seconds; a tick without the
+// field is a rate of 0.
+func TestServeDeliversStormsTicksAsTicks(t *testing.T) {
+	b := dsl.New("ticks", nil)
+	b.Streams(Word{})
+	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	split := b.Bolt("split", dsl.AutoAckFrom(func(dsl.TaskInfo) tickingSplit { return tickingSplit{} }), dsl.WithConf(dsl.Conf{dsl.TickFrequency: time.Second}))
+	b.Unanchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Unanchored(split, b.Bolt("count", dsl.AutoAck(func(Word, dsl.Emitter) error { return nil })), dsl.Shuffle[Word]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startServe(t, topo, "split", topo.Component("split").Tasks[0])
+	for _, tt := range []struct {
+		values []int
+		want   string
+	}{{[]int{7}, `"7 7s"`}, {[]int{}, `"0 0s"`}} {
+		h.send(map[string]any{"id": "t", "comp": "__system", "stream": "__tick", "task": -1, "tuple": tt.values})
+		if emit := h.expect(wire.KindEmit); string(emit.Tuple[0]) != tt.want {
+			t.Errorf("tick %v: the handler saw %s, want %s", tt.values, emit.Tuple[0], tt.want)
+		}
+		h.expect(wire.KindAck)
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
