@@ -296,3 +296,22 @@ func TestChildErrorSaysOnlyWhatItKnows(t *testing.T) {
 		}
 	}
 }
+
+// Every line a child writes to stderr is logged once and kept for its error,
+// the last one also without a newline; the end of stderr adds no empty line.
+func TestChildStderrLinesAreLoggedAndKept(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	_, died := testChild(t, handshakeSh+`printf 'one\nlast words' >&2; exit 4`, func(cfg *childConfig) { cfg.log = zap.New(core) })
+	err := waitDeath(t, died)
+	if err.stderr != "one\nlast words" {
+		t.Errorf("stderr kept %q, want both lines", err.stderr)
+	}
+	// the error is made once the stderr reader has finished: every line is logged
+	var lines []string
+	for _, e := range logs.FilterMessage("child stderr").All() {
+		lines = append(lines, e.ContextMap()["line"].(string))
+	}
+	if !slices.Equal(lines, []string{"one", "last words"}) {
+		t.Errorf("logged stderr lines %q, want [one, last words]", lines)
+	}
+}
