@@ -315,3 +315,58 @@ func TestChildStderrLinesAreLoggedAndKept(t *testing.T) {
 		t.Errorf("logged stderr lines %q, want [one, last words]", lines)
 	}
 }
+
+// A stderr line longer than stderrMaxLine (and than the reader's buffer) is
+// logged and kept cut at that length, whole up to it; the next line is a line
+// of its own.
+func TestChildStderrLongLinesAreCut(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	_, died := testChild(t, handshakeSh+`head -c 100000 /dev/zero | tr '\0' x >&2; printf '\nnext\n' >&2; exit 4`,
+		func(cfg *childConfig) { cfg.log = zap.New(core) })
+	waitDeath(t, died) // made once every stderr line is logged
+	var lines []string
+	for _, e := range logs.FilterMessage("child stderr").All() {
+		lines = append(lines, e.ContextMap()["line"].(string))
+	}
+	if len(lines) != 2 || lines[0] != strings.Repeat("x", stderrMaxLine) || lines[1] != "next" {
+		t.Errorf("logged %d lines of lengths %v, want a cut line of %d and %q", len(lines), lengths(lines), stderrMaxLine, "next")
+	}
+}
+
+func lengths(lines []string) []int {
+	var out []int
+	for _, l := range lines {
+		out = append(out, len(l))
+	}
+	return out
+}
+
+// A child's stderr is logged at most stderrLinesPerSecond lines a second;
+// the lines over that are counted in one warning.
+func TestChildStderrIsLoggedAtALimitedRate(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	_, died := testChild(t, handshakeSh+`i=0; while [ $i -lt 150 ]; do echo "line $i"; i=$((i+1)); done >&2; exit 4`,
+		func(cfg *childConfig) { cfg.log = zap.New(core) })
+	start := time.Now()
+	waitDeath(t, died)
+	if time.Since(start) >= time.Second {
+		t.Skip("the child took a second or more: the lines fell in two windows") // under a very slow machine
+	}
+	logged := logs.FilterMessage("child stderr").Len()
+	suppressed := logs.FilterMessage("child stderr lines not logged (rate limit)").All()
+	if logged != stderrLinesPerSecond || len(suppressed) != 1 || suppressed[0].ContextMap()["lines"] != int64(150-stderrLinesPerSecond) {
+		t.Errorf("logged %d lines and %v, want %d and one warning of %d more", logged, suppressed, stderrLinesPerSecond, 150-stderrLinesPerSecond)
+	}
+}
+
+// The rate limit is per second: once a second has passed since the window
+// began, lines are logged again.
+func TestChildStderrIsLoggedAgainAfterASecond(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	_, died := testChild(t, handshakeSh+`i=0; while [ $i -le 100 ]; do echo "line $i"; i=$((i+1)); done >&2; sleep 1.1; echo "after the pause" >&2; exit 4`,
+		func(cfg *childConfig) { cfg.log = zap.New(core) })
+	waitDeath(t, died)
+	if logs.FilterField(zap.String("line", "after the pause")).Len() != 1 {
+		t.Errorf("the line after a pause of more than a second was not logged")
+	}
+}
