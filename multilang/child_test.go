@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -368,5 +369,50 @@ func TestChildStderrIsLoggedAgainAfterASecond(t *testing.T) {
 	waitDeath(t, died)
 	if logs.FilterField(zap.String("line", "after the pause")).Len() != 1 {
 		t.Errorf("the line after a pause of more than a second was not logged")
+	}
+}
+
+// awaitGone waits, with a deadline, until process pid is gone and reaped.
+func awaitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(testsupport.Scaled(10 * time.Second))
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d is still there", pid)
+		}
+		time.Sleep(5 * time.Millisecond) // polled: its reaper is not ours
+	}
+}
+
+// What a child started is killed once the child is gone: a helper left
+// running in its process group does not outlive it.
+func TestChildsHelpersDoNotOutliveIt(t *testing.T) {
+	_, died := testChild(t, handshakeSh+`sleep 30 & printf '%d' $! >&2; exit 3`)
+	err := waitDeath(t, died)
+	helper, convErr := strconv.Atoi(err.stderr)
+	if convErr != nil || err.exit != "exit status 3" {
+		t.Fatalf("error %v (stderr %q)", err, err.stderr)
+	}
+	awaitGone(t, helper)
+}
+
+// Close sends the termination signal to the child's whole process group, so
+// its helpers can end cleanly too, before the kill after the grace period.
+func TestCloseSignalsTheChildsProcessGroup(t *testing.T) {
+	answered := make(chan struct{}, 1)
+	// The child ignores the signal, so only its grace period ends it; its
+	// helper says it is ready once it has its trap.
+	c, _ := testChild(t, handshakeSh+`trap '' TERM
+(trap 'echo helper-terminated >&2; exit 0' TERM; printf '{"command":"sync"}\nend\n'; while :; do sleep 0.01; done) &
+while :; do sleep 0.01; done`, func(cfg *childConfig) {
+		cfg.grace = 500 * time.Millisecond
+		cfg.onFrame = func(*child, []byte, bool) error { answered <- struct{}{}; return nil }
+	})
+	testsupport.Recv(t, answered, 10*time.Second, "the helper's sync")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Err() == nil || !strings.Contains(c.Err().stderr, "helper-terminated") {
+		t.Errorf("the helper heard no termination signal: %+v", c.Err())
 	}
 }
