@@ -103,3 +103,45 @@ func TestStatefulBoltOfStateThatCannotRoundTripIsRefused(t *testing.T) {
 		t.Errorf("a key type with only unexported fields: Build = %v", err)
 	}
 }
+
+// A bolt's activation and deactivation tuples must be of its input type.
+func TestLifecycleTuplesOfTheWrongTypeAreRefused(t *testing.T) {
+	build := func(activation, deactivation any) error {
+		b := dsl.New("lifecycle", nil)
+		b.Unanchored(b.Spout("nums", dsl.Unreliable(noNums)), b.Bolt("sink", nopBolt(), dsl.LifecycleTuples(activation, deactivation)), dsl.Shuffle[numIn]())
+		_, err := b.Build()
+		return err
+	}
+	if err := build(numIn{1}, numIn{2}); err != nil {
+		t.Errorf("tuples of the input type: %v", err)
+	}
+	for _, tt := range []struct{ activation, deactivation any }{{"up", nil}, {nil, 7}} {
+		err := build(tt.activation, tt.deactivation)
+		if err == nil || !strings.Contains(err.Error(), `bolt "sink": activation/deactivation tuple of type`) || !strings.Contains(err.Error(), "is not its input type dsl_test.numIn") {
+			t.Errorf("LifecycleTuples(%v, %v): Build = %v", tt.activation, tt.deactivation, err)
+		}
+	}
+}
+
+// A stream is direct or not: its subscribers may share a kind of grouping,
+// not mix direct with another.
+func TestAStreamIsDirectOrNot(t *testing.T) {
+	build := func(first, second dsl.Grouping) error {
+		b := dsl.New("directness", nil)
+		src := b.Bolt("src", nopBolt())
+		b.Unanchored(b.Spout("nums", dsl.Unreliable(noNums)), src, dsl.Shuffle[numIn]())
+		b.Unanchored(src, b.Bolt("a", nopBolt()), first)
+		b.Unanchored(src, b.Bolt("b", nopBolt()), second)
+		_, err := b.Build()
+		return err
+	}
+	if err := build(dsl.Shuffle[numIn](), dsl.Global[numIn]()); err != nil {
+		t.Errorf("two non-direct groupings: %v", err)
+	}
+	if err := build(dsl.Direct[numIn](), dsl.Direct[numIn]()); err != nil {
+		t.Errorf("two direct groupings: %v", err)
+	}
+	if err := build(dsl.Shuffle[numIn](), dsl.Direct[numIn]()); err == nil || !strings.Contains(err.Error(), `stream "numIn" of "src" mixes direct and non-direct groupings`) {
+		t.Errorf("direct and shuffle: Build = %v", err)
+	}
+}
