@@ -695,3 +695,17 @@ func TestServeDeliversStormsTicksAsTicks(t *testing.T) {
 		t.Fatalf("Serve: %v", err)
 	}
 }
+
+// Serve refuses a first message that is not a handshake, or not JSON at all,
+// quoting it.
+func TestServeRefusesABadHandshake(t *testing.T) {
+	topo := servedTopology(t, &servedSource{}, nil)
+	for _, first := range []string{`{"command":"next"}`, `not json`} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := multilang.Serve(ctx, topo, strings.NewReader(first+"\nend\n"), io.Discard)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "multilang: bad handshake "+strconv.Quote(first)) {
+			t.Errorf("first message %s: Serve = %v, want a bad handshake quoting it", first, err)
+		}
+	}
+}
