@@ -145,3 +145,16 @@ func TestAStreamIsDirectOrNot(t *testing.T) {
 		t.Errorf("direct and shuffle: Build = %v", err)
 	}
 }
+
+// A bolt subscribed to a stream of another type than it takes is refused.
+func TestBuildRefusesAnEdgeOfAnotherTypeThanTheBoltTakes(t *testing.T) {
+	type other struct{ S string }
+	b := dsl.New("mismatch", nil)
+	b.Streams(other{})
+	sink := b.Bolt("sink", dsl.AutoAck(func(other, dsl.Emitter) error { return nil }))
+	b.Unanchored(b.Spout("nums", dsl.Unreliable(noNums)), sink, dsl.Shuffle[numIn]())
+	_, err := b.Build()
+	if err == nil || !strings.Contains(err.Error(), `edge "nums" -> "sink": bolt "sink" takes dsl_test.other and cannot accept stream "numIn"`) {
+		t.Errorf("Build = %v", err)
+	}
+}
