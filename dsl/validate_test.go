@@ -158,3 +158,17 @@ func TestBuildRefusesAnEdgeOfAnotherTypeThanTheBoltTakes(t *testing.T) {
 		t.Errorf("Build = %v", err)
 	}
 }
+
+// A bolt anchored to a reliable spout's tuples emits tracked tuples: a
+// Terminator after it is refused, as one right after the spout is.
+func TestBuildRefusesATerminatorOnTrackedTuplesTwoEdgesOn(t *testing.T) {
+	b := dsl.New("terminated", nil)
+	src := b.Spout("nums", dsl.Reliable(func() (int, numIn, bool) { return 0, numIn{}, false }, func(int) {}, func(int) {}))
+	mid := b.Bolt("mid", nopBolt())
+	b.Anchored(src, mid, dsl.Shuffle[numIn]())
+	b.Anchored(mid, b.Bolt("end", dsl.Terminator(func(numIn) {})), dsl.Shuffle[numIn]())
+	_, err := b.Build()
+	if err == nil || !strings.Contains(err.Error(), `edge "mid" -> "end": bolt "end" is a Terminator`) {
+		t.Errorf("Build = %v", err)
+	}
+}
