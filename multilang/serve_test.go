@@ -709,3 +709,59 @@ func TestServeRefusesABadHandshake(t *testing.T) {
 		}
 	}
 }
+
+// A served bolt's emits obey the stream's directness as the runtime's router
+// does: a direct emit on a direct stream goes to the task named if it
+// subscribes; one to another task, a plain emit on a direct stream and a
+// direct emit on a stream that is not direct fail the input, saying why.
+func TestServeBoltChecksDirectEmits(t *testing.T) {
+	b := dsl.New("direct-bolt", nil)
+	b.Streams(Word{}, Count{})
+	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	split := b.Bolt("split", dsl.AutoAck(func(s Sentence, out dsl.Emitter) error {
+		var task int
+		kind, _, _ := strings.Cut(s.Text, " ")
+		fmt.Sscanf(s.Text, kind+" %d", &task)
+		switch kind {
+		case "word":
+			out.EmitDirect(task, Word{s.Text})
+		case "plain":
+			out.Emit(Word{s.Text})
+		case "count":
+			out.EmitDirect(task, Count{Word: s.Text})
+		}
+		return nil
+	}))
+	b.Anchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Anchored(split, b.Bolt("z-sink", dsl.AutoAck(func(Word, dsl.Emitter) error { return nil }), dsl.Parallelism(2)), dsl.Direct[Word]())
+	b.Anchored(split, b.Bolt("total", dsl.AutoAck(func(Count, dsl.Emitter) error { return nil })), dsl.Shuffle[Count]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storm := map[string]string{"1": "__acker", "2": "sentences", "3": "split", "4": "total", "5": "z-sink", "6": "z-sink"}
+	h := newFakeHost(t, topo, map[string]any{}, wire.Context{ComponentID: "split", TaskID: 3, TaskToComponent: storm})
+	h.send(map[string]any{"id": "ok", "comp": "sentences", "stream": "Sentence", "task": 2, "tuple": []string{"word 6"}})
+	if emit := h.expect(wire.KindEmit); emit.Task != 6 || emit.Stream != "Word" {
+		t.Errorf("emit %+v, want a direct emit to task 6", emit)
+	}
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "ok" {
+		t.Errorf("ack %+v", ack)
+	}
+	for _, tt := range []struct{ id, text, why string }{
+		{"elsewhere", "word 4", "cannot emit Word: task 4 does not subscribe to the stream"},
+		{"plain", "plain", "cannot emit Word: the stream is direct: use EmitDirect with a task id"},
+		{"count", "count 4", "cannot emit Count: EmitDirect on a stream whose subscribers do not use direct grouping"},
+	} {
+		h.send(map[string]any{"id": tt.id, "comp": "sentences", "stream": "Sentence", "task": 2, "tuple": []string{tt.text}})
+		if fail := h.expect(wire.KindFail); fail.ID.String() != tt.id {
+			t.Fatalf("%q: got %+v, want its fail", tt.text, fail)
+		}
+		if e := h.expect(wire.KindError); !strings.Contains(e.Msg, `component "split" `+tt.why) {
+			t.Errorf("%q: error %q, want it to say %q", tt.text, e.Msg, tt.why)
+		}
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
