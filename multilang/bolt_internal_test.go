@@ -41,6 +41,9 @@ func TestShellBoltAppliesWhatItsChildSaidOnceItPauses(t *testing.T) {
 	script := handshakeSh + `read line; read e
 id=$(printf '%s' "$line" | sed 's/.*"id":"\([^"]*\)".*/\1/')
 printf '{"command":"emit","anchors":["%s"],"tuple":["hello"],"need_task_ids":false}\nend\n{"command":"ack","id":"%s"}\nend\n' "$id" "$id"
+printf '{"command":"emit","tuple":["who"]}\nend\n'
+read ids; read e
+printf '{"command":"emit","tuple":["tasks %s"],"need_task_ids":false}\nend\n' "$ids"
 cat >/dev/null`
 	cmd := Command{Path: "sh", Args: []string{"-c", script}, Outputs: map[string]any{"default": word{}}}
 	b := dsl.New("words", nil)
@@ -71,5 +74,13 @@ cat >/dev/null`
 	}
 	if len(c.emits) != 1 || c.emits[0] != (word{Text: "hello"}) || len(c.acks) != 1 || c.acks[0].ID.Root != 7 || len(c.fails) != 0 {
 		t.Errorf("emits %v, acks %v, fails %v; want the child's word and the input's ack", c.emits, c.acks, c.fails)
+	}
+	// An emit that asks for its task ids (Storm's default) gets them: here
+	// none, as the recording Collector sends nowhere.
+	for len(c.emits) < 3 {
+		testsupport.Recv(t, posts, 10*time.Second, "the child's emits after it read its task ids")(c)
+	}
+	if c.emits[1] != (word{Text: "who"}) || c.emits[2] != (word{Text: "tasks []"}) {
+		t.Errorf("emits %v, want who, then the task ids the child read: []", c.emits)
 	}
 }
