@@ -172,3 +172,22 @@ func TestBuildRefusesATerminatorOnTrackedTuplesTwoEdgesOn(t *testing.T) {
 		t.Errorf("Build = %v", err)
 	}
 }
+
+// A Direct grouping needs a spout that names a task: an unreliable spout
+// cannot, a reliable one's Source can.
+func TestBuildRefusesADirectGroupingFromAnUnreliableSpout(t *testing.T) {
+	build := func(spout *dsl.SpoutSpec) error {
+		b := dsl.New("direct-spout", nil)
+		b.Anchored(b.Spout("nums", spout), b.Bolt("sink", nopBolt()), dsl.Direct[numIn]())
+		_, err := b.Build()
+		return err
+	}
+	err := build(dsl.Unreliable(noNums))
+	if err == nil || !strings.Contains(err.Error(), `spout "nums" is unreliable and cannot name a task`) {
+		t.Errorf("an unreliable spout: Build = %v", err)
+	}
+	err = build(dsl.Reliable(func() (int, numIn, bool) { return 0, numIn{}, false }, func(int) {}, func(int) {}))
+	if err != nil && strings.Contains(err.Error(), "is unreliable") {
+		t.Errorf("a reliable spout: Build = %v", err)
+	}
+}
