@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goshelter/goshelter/internal/testsupport"
-	"github.com/goshelter/goshelter/multilang/internal/wire"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/goshelter/goshelter/internal/testsupport"
+	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
 
 // handshakeSh answers the handshake the way a well-behaved child does; then runs rest.
