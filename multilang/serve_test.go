@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goshelter/goshelter/internal/testsupport"
-
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/multilang"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
