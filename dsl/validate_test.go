@@ -80,6 +80,16 @@ func TestStatefulBoltFedThroughAWindowIsRefused(t *testing.T) {
 	if _, err := buildStateful(nil, nopBolt(), nopBolt()); err != nil {
 		t.Errorf("through plain bolts: %v", err)
 	}
+	// A window beside the stateful bolt, not upstream of it, is no concern.
+	b := dsl.New("beside", nil)
+	nums := b.Spout("nums", dsl.Unreliable(noNums))
+	b.Unanchored(nums, b.Bolt("count", dsl.Stateful(func(numIn, *dsl.State[string, int], dsl.Emitter) error { return nil })), dsl.Shuffle[numIn]())
+	w := b.Bolt("window", window)
+	b.Unanchored(nums, w, dsl.Shuffle[numIn]())
+	b.Unanchored(w, b.Bolt("sink", nopBolt()), dsl.Shuffle[numIn]())
+	if _, err := b.Build(); err != nil {
+		t.Errorf("a window beside a stateful bolt: %v", err)
+	}
 }
 
 // hidden keeps its count in an unexported field, which JSON does not store.
