@@ -394,3 +394,19 @@ func TestOnNextErrorFailsTheTask(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Replay(n) hands a nacked message out again up to n times, then no more.
+func TestReplayHandsANackedMessageOutUpToNTimes(t *testing.T) {
+	src := sheltertest.NewSource("a").With(sheltertest.Replay(2))
+	feed := sheltertest.Feed(src)
+	for handout := 1; handout <= 3; handout++ {
+		id, v, ok := feed.Next()
+		if !ok || v != "a" {
+			t.Fatalf("handout %d: Next = %d, %q, %v; want the message again", handout, id, v, ok)
+		}
+		feed.Nack(id)
+	}
+	if id, _, ok := feed.Next(); ok {
+		t.Errorf("message %d handed out a fourth time after 2 replays", id)
+	}
+}
