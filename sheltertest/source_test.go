@@ -410,3 +410,26 @@ func TestReplayHandsANackedMessageOutUpToNTimes(t *testing.T) {
 		t.Errorf("message %d handed out a fourth time after 2 replays", id)
 	}
 }
+
+// An OnAck or OnNack hook's error fails the task, naming the call; a hook
+// that returns nil fails nothing.
+func TestSettleHooksFailTheTaskOnlyOnAnError(t *testing.T) {
+	refuse := errors.New("refused")
+	hook := func(id int) error {
+		if id == 2 {
+			return refuse
+		}
+		return nil
+	}
+	src := sheltertest.NewSource("a", "b").With(sheltertest.OnAck(hook), sheltertest.OnNack(hook))
+	feed := sheltertest.Feed(src) // a hook's error panics
+	handOut(t, src, 2)
+	feed.Ack(1) // nil: nothing
+	defer func() {
+		err, _ := recover().(error)
+		if !errors.Is(err, refuse) || !strings.Contains(err.Error(), "sheltertest: Nack of message 2") {
+			t.Errorf("the task failed with %v, want the hook's error naming the Nack", err)
+		}
+	}()
+	feed.Nack(2)
+}
