@@ -122,6 +122,15 @@ type twoPhaseSinkHalf struct{}
 func (*twoPhaseSinkHalf) RecoverCheckpoint([]byte) error           { return nil }
 func (*twoPhaseSinkHalf) PrepareCheckpoint(uint64) ([]byte, error) { return nil, nil }
 
+// mixedReceivers has the two-phase hooks on a value receiver and on pointer
+// receivers: a value of it, whose handler the runtime calls through a pointer,
+// has them all.
+type mixedReceivers struct{}
+
+func (mixedReceivers) RecoverCheckpoint([]byte) error            { return nil }
+func (*mixedReceivers) PrepareCheckpoint(uint64) ([]byte, error) { return nil, nil }
+func (*mixedReceivers) CommitCheckpoint(uint64) error            { return nil }
+
 // The two-phase hooks are a set: a handler with some of them is refused,
 // naming what it has and what it lacks.
 func TestTwoPhaseHooksTogether(t *testing.T) {
@@ -130,7 +139,7 @@ func TestTwoPhaseHooksTogether(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], want) {
 		t.Errorf("problems %q, want one containing %q", got, want)
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[*twoPhaseSink](), reflect.TypeFor[tickRight]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[*twoPhaseSink](), reflect.TypeFor[tickRight](), reflect.TypeFor[mixedReceivers]()} {
 		if got := setProblems("handler", typ, handlerHooks); len(got) > 0 {
 			t.Errorf("%v: problems %q, want none", typ, got)
 		}

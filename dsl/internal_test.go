@@ -105,10 +105,14 @@ func TestUnknownKeys(t *testing.T) {
 		"topology.workers": 3, "topology.kryo.register": nil, "topology.tasks": 4, "topology.name": "x", // Storm's
 		MaxSpoutPending: 5, AckerTasks: 1, windowMaxTuples: 2, "goshelter.multilang.metrics": true, // goshelter's
 		"my.own.key": 1, "topologyish": 2, // the application's
+		"topology.backpressure.wait.progressive.levelx.count": 1, // as close to level1, level2 and level3
+		"topology.workersz": 1, // after every known key
 	})
 	want := []string{
 		`conf "goshelter.batch.sise" is not a key goshelter or Storm knows; the closest known key is "goshelter.batch.size"`,
+		`conf "topology.backpressure.wait.progressive.levelx.count" is not a key goshelter or Storm knows; the closest known key is "topology.backpressure.wait.progressive.level1.count"`,
 		`conf "topology.max.spout.pendng" is not a key goshelter or Storm knows; the closest known key is "topology.max.spout.pending"`,
+		`conf "topology.workersz" is not a key goshelter or Storm knows; the closest known key is "topology.workers"`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("unknownKeys:\n got %q\nwant %q", got, want)

@@ -142,6 +142,7 @@ func TestStateRestoreRejectsBadBytes(t *testing.T) {
 		err  error
 	}{
 		{"int value", newState[string, int]().restore([]byte("k"), []byte{0x80})},
+		{"empty int value", newState[string, int]().restore([]byte("k"), []byte{})},
 		{"int key", newState[int, string]().restore([]byte{0x81, 0x80}, []byte("v"))},
 		{"uint value", newState[string, uint]().restore([]byte("k"), []byte{})},
 		{"float value", newState[string, float64]().restore([]byte("k"), []byte{1, 2, 3})},

@@ -81,6 +81,14 @@ type (
 	}
 )
 
+// nestA and nestB are stored alike, and so are the structs that hold them.
+type (
+	nestA struct{ X int }
+	nestB struct{ X int }
+	wrapA struct{ N nestA }
+	wrapB struct{ N nestB }
+)
+
 func TestStateSchema(t *testing.T) {
 	s := func(k, v reflect.Type) string { return stateSchema(k, v) }
 	str, i := reflect.TypeFor[string](), reflect.TypeFor[int]()
@@ -90,7 +98,7 @@ func TestStateSchema(t *testing.T) {
 	if got, want := s(str, reflect.TypeFor[tree]()), "key string, value struct{Kids []dsl.tree}"; got != want {
 		t.Errorf("a recursive type: %q, want %q", got, want)
 	}
-	same := [][2]reflect.Type{{reflect.TypeFor[word](), reflect.TypeFor[token]()}}
+	same := [][2]reflect.Type{{reflect.TypeFor[word](), reflect.TypeFor[token]()}, {reflect.TypeFor[wrapA](), reflect.TypeFor[wrapB]()}}
 	for _, p := range same {
 		if s(str, p[0]) != s(str, p[1]) {
 			t.Errorf("%v and %v are stored alike, but their schemas differ: %q, %q", p[0], p[1], s(str, p[0]), s(str, p[1]))

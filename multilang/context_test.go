@@ -122,3 +122,31 @@ func TestStormConfUsesStormUnits(t *testing.T) {
 		t.Errorf("conf does not encode: %v", err)
 	}
 }
+
+// A shell component's context lists every stream it may emit, in stream
+// order, subscribed or not: a spout's output type and a bolt's declared
+// outputs.
+func TestContextListsOutputStreamsNobodySubscribesTo(t *testing.T) {
+	b := dsl.New("outputs", nil)
+	b.Streams(Word{}, Count{})
+	sentences := b.Spout("sentences", multilang.Spout[Sentence](multilang.Command{Path: "sentences.py"}))
+	both := b.Bolt("both", multilang.Bolt(multilang.Command{Path: "both.py", Outputs: map[string]any{"words": Word{}, "counts": Count{}}}))
+	b.Anchored(sentences, both, dsl.Shuffle[Sentence]())
+	b.Spout("idle", multilang.Spout[Word](multilang.Command{Path: "idle.py"}))
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		component string
+		streams   []string
+	}{
+		{"both", []string{"words", "counts"}}, // Word is stream 0, Count stream 1
+		{"idle", []string{"default"}},
+	} {
+		c := topo.Component(tt.component)
+		if got := multilang.NewContext(topo, c, c.Tasks[0]).Streams; !reflect.DeepEqual(got, tt.streams) {
+			t.Errorf("%s: streams %v, want %v", tt.component, got, tt.streams)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/goshelter/goshelter/internal/testsupport"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/testsupport"
 	"github.com/goshelter/goshelter/multilang"
 	"github.com/goshelter/goshelter/multilang/internal/wire"
 )
@@ -188,6 +188,12 @@ func TestServeRunsASpoutSynchronously(t *testing.T) {
 	h := startServe(t, servedTopology(t, src, nil), "sentences", 2)
 	h.send(map[string]string{"command": "activate"})
 	h.expect(wire.KindSync)
+	src.mu.Lock()
+	activated, deactivated := src.activated, src.deactivate
+	src.mu.Unlock()
+	if activated != 1 || deactivated != 0 {
+		t.Fatalf("after activate: activated %d, deactivated %d", activated, deactivated)
+	}
 
 	var ids []wire.ID
 	for i := 0; i < 3; i++ {
@@ -648,5 +654,114 @@ func TestServeEndsTheComponentsContextWhenItReturns(t *testing.T) {
 	case <-ctx.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("the component's context did not end when Serve returned")
+	}
+}
+
+// tickingSplit is a served bolt's handler that hears ticks.
+type tickingSplit struct{}
+
+func (tickingSplit) Execute(Sentence, dsl.Emitter) error { return nil }
+func (tickingSplit) Tick(t dsl.Tick, c dsl.Collector) error {
+	c.Emit(Word{fmt.Sprintf("%d %v", t.RateSecs, t.Period)})
+	return nil
+}
+
+// A served bolt hears Storm's tick (one field, rate_secs) as goshelter's
+// Tick: the rate, and a period of that many seconds; a tick without the
+// field is a rate of 0.
+func TestServeDeliversStormsTicksAsTicks(t *testing.T) {
+	b := dsl.New("ticks", nil)
+	b.Streams(Word{})
+	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	split := b.Bolt("split", dsl.AutoAckFrom(func(dsl.TaskInfo) tickingSplit { return tickingSplit{} }), dsl.WithConf(dsl.Conf{dsl.TickFrequency: time.Second}))
+	b.Unanchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Unanchored(split, b.Bolt("count", dsl.AutoAck(func(Word, dsl.Emitter) error { return nil })), dsl.Shuffle[Word]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startServe(t, topo, "split", topo.Component("split").Tasks[0])
+	for _, tt := range []struct {
+		values []int
+		want   string
+	}{{[]int{7}, `"7 7s"`}, {[]int{}, `"0 0s"`}} {
+		h.send(map[string]any{"id": "t", "comp": "__system", "stream": "__tick", "task": -1, "tuple": tt.values})
+		if emit := h.expect(wire.KindEmit); string(emit.Tuple[0]) != tt.want {
+			t.Errorf("tick %v: the handler saw %s, want %s", tt.values, emit.Tuple[0], tt.want)
+		}
+		h.expect(wire.KindAck)
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// Serve refuses a first message that is not a handshake, or not JSON at all,
+// quoting it.
+func TestServeRefusesABadHandshake(t *testing.T) {
+	topo := servedTopology(t, &servedSource{}, nil)
+	for _, first := range []string{`{"command":"next"}`, `not json`} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := multilang.Serve(ctx, topo, strings.NewReader(first+"\nend\n"), io.Discard)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "multilang: bad handshake "+strconv.Quote(first)) {
+			t.Errorf("first message %s: Serve = %v, want a bad handshake quoting it", first, err)
+		}
+	}
+}
+
+// A served bolt's emits obey the stream's directness as the runtime's router
+// does: a direct emit on a direct stream goes to the task named if it
+// subscribes; one to another task, a plain emit on a direct stream and a
+// direct emit on a stream that is not direct fail the input, saying why.
+func TestServeBoltChecksDirectEmits(t *testing.T) {
+	b := dsl.New("direct-bolt", nil)
+	b.Streams(Word{}, Count{})
+	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	split := b.Bolt("split", dsl.AutoAck(func(s Sentence, out dsl.Emitter) error {
+		var task int
+		kind, _, _ := strings.Cut(s.Text, " ")
+		fmt.Sscanf(s.Text, kind+" %d", &task)
+		switch kind {
+		case "word":
+			out.EmitDirect(task, Word{s.Text})
+		case "plain":
+			out.Emit(Word{s.Text})
+		case "count":
+			out.EmitDirect(task, Count{Word: s.Text})
+		}
+		return nil
+	}))
+	b.Anchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Anchored(split, b.Bolt("z-sink", dsl.AutoAck(func(Word, dsl.Emitter) error { return nil }), dsl.Parallelism(2)), dsl.Direct[Word]())
+	b.Anchored(split, b.Bolt("total", dsl.AutoAck(func(Count, dsl.Emitter) error { return nil })), dsl.Shuffle[Count]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storm := map[string]string{"1": "__acker", "2": "sentences", "3": "split", "4": "total", "5": "z-sink", "6": "z-sink"}
+	h := newFakeHost(t, topo, map[string]any{}, wire.Context{ComponentID: "split", TaskID: 3, TaskToComponent: storm})
+	h.send(map[string]any{"id": "ok", "comp": "sentences", "stream": "Sentence", "task": 2, "tuple": []string{"word 6"}})
+	if emit := h.expect(wire.KindEmit); emit.Task != 6 || emit.Stream != "Word" {
+		t.Errorf("emit %+v, want a direct emit to task 6", emit)
+	}
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "ok" {
+		t.Errorf("ack %+v", ack)
+	}
+	for _, tt := range []struct{ id, text, why string }{
+		{"elsewhere", "word 4", "cannot emit Word: task 4 does not subscribe to the stream"},
+		{"plain", "plain", "cannot emit Word: the stream is direct: use EmitDirect with a task id"},
+		{"count", "count 4", "cannot emit Count: EmitDirect on a stream whose subscribers do not use direct grouping"},
+	} {
+		h.send(map[string]any{"id": tt.id, "comp": "sentences", "stream": "Sentence", "task": 2, "tuple": []string{tt.text}})
+		if fail := h.expect(wire.KindFail); fail.ID.String() != tt.id {
+			t.Fatalf("%q: got %+v, want its fail", tt.text, fail)
+		}
+		if e := h.expect(wire.KindError); !strings.Contains(e.Msg, `component "split" `+tt.why) {
+			t.Errorf("%q: error %q, want it to say %q", tt.text, e.Msg, tt.why)
+		}
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }

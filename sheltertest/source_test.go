@@ -238,8 +238,10 @@ func TestCallsTheRuntimeShouldNotMake(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("Verify() = %v\nwant %s", err, want)
 	}
-	if err := src.WaitSettled(ctxFor(t)); err == nil {
-		t.Error("WaitSettled returned with message 2 outstanding")
+	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond) // nothing will settle it
+	defer cancel()
+	if err := src.WaitSettled(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WaitSettled with message 2 outstanding = %v, want the deadline", err)
 	}
 }
 
@@ -391,4 +393,43 @@ func TestOnNextErrorFailsTheTask(t *testing.T) {
 	if err := src.Verify(); err != nil {
 		t.Error(err)
 	}
+}
+
+// Replay(n) hands a nacked message out again up to n times, then no more.
+func TestReplayHandsANackedMessageOutUpToNTimes(t *testing.T) {
+	src := sheltertest.NewSource("a").With(sheltertest.Replay(2))
+	feed := sheltertest.Feed(src)
+	for handout := 1; handout <= 3; handout++ {
+		id, v, ok := feed.Next()
+		if !ok || v != "a" {
+			t.Fatalf("handout %d: Next = %d, %q, %v; want the message again", handout, id, v, ok)
+		}
+		feed.Nack(id)
+	}
+	if id, _, ok := feed.Next(); ok {
+		t.Errorf("message %d handed out a fourth time after 2 replays", id)
+	}
+}
+
+// An OnAck or OnNack hook's error fails the task, naming the call; a hook
+// that returns nil fails nothing.
+func TestSettleHooksFailTheTaskOnlyOnAnError(t *testing.T) {
+	refuse := errors.New("refused")
+	hook := func(id int) error {
+		if id == 2 {
+			return refuse
+		}
+		return nil
+	}
+	src := sheltertest.NewSource("a", "b").With(sheltertest.OnAck(hook), sheltertest.OnNack(hook))
+	feed := sheltertest.Feed(src) // a hook's error panics
+	handOut(t, src, 2)
+	feed.Ack(1) // nil: nothing
+	defer func() {
+		err, _ := recover().(error)
+		if !errors.Is(err, refuse) || !strings.Contains(err.Error(), "sheltertest: Nack of message 2") {
+			t.Errorf("the task failed with %v, want the hook's error naming the Nack", err)
+		}
+	}()
+	feed.Nack(2)
 }

@@ -603,3 +603,41 @@ func TestReliableTaskEmitsDirectToTheTaskItsSourceNames(t *testing.T) {
 		other.Next(&spoutEmitter{})
 	}()
 }
+
+// closing is a source with a Close hook.
+type closing struct {
+	recordingSource
+	closed int
+	err    error
+}
+
+func (c *closing) Close() error { c.closed++; return c.err }
+
+// A reliable task forwards Close to its source's hook, with the hook's error,
+// and closes a source without one as a no-op.
+func TestReliableTaskClosesItsSource(t *testing.T) {
+	src := &closing{err: errors.New("flush failed")}
+	r := spoutTask(t, dsl.ReliableFrom(func(dsl.TaskInfo) *closing { return src })).(component.Closer)
+	if err := r.Close(); !errors.Is(err, src.err) || src.closed != 1 {
+		t.Errorf("Close = %v, source closed %d times; want its error, once", err, src.closed)
+	}
+	plain := spoutTask(t, dsl.ReliableFrom(func(dsl.TaskInfo) *recordingSource { return &recordingSource{} })).(component.Closer)
+	if err := plain.Close(); err != nil {
+		t.Errorf("Close of a source without a Close hook = %v", err)
+	}
+}
+
+// A reliable task reports positions only when its source has them.
+func TestReliableTaskIsPositionedWhenItsSourceIs(t *testing.T) {
+	for _, tt := range []struct {
+		spec *dsl.SpoutSpec
+		want bool
+	}{
+		{dsl.ReliableFrom(func(dsl.TaskInfo) *positioned { return &positioned{} }), true},
+		{dsl.ReliableFrom(func(dsl.TaskInfo) *recordingSource { return &recordingSource{} }), false},
+	} {
+		if got := spoutTask(t, tt.spec).(component.PositionedSpout).Positioned(); got != tt.want {
+			t.Errorf("Positioned() = %v, want %v", got, tt.want)
+		}
+	}
+}

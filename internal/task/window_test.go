@@ -803,3 +803,14 @@ func TestWindowMemoryIsBoundedByItsWindows(t *testing.T) {
 		})
 	}
 }
+
+// A task whose model has no edge into its component (a task the model does
+// not wire, as a shell component's) learns its streams from its inputs, as a
+// task without a model does: its watermark moves.
+func TestEventTimeWindowOutsideItsModelLearnsItsStreams(t *testing.T) {
+	r := newWindowRig(t, dsl.WindowSpec[numIn]{Length: 10 * time.Second, Timestamp: eventAt},
+		dsl.TaskInfo{Component: "unwired", Model: &dsl.Topology{}})
+	r.in(5, 25)
+	r.at(time.Second) // watermark 25
+	r.expectCalls(call{tuples: []int{5}, added: []int{5}, expired: []int{}, start: 0, end: 10 * time.Second})
+}

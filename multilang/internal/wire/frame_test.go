@@ -55,6 +55,14 @@ func TestFrameReaderErrors(t *testing.T) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) || err == io.ErrUnexpectedEOF {
 		t.Errorf("input ending mid-message: %v, want a wrapped io.ErrUnexpectedEOF", err)
 	}
+	exact := strings.Repeat("x", 63) + "\n" // 64 bytes with its newline
+	if got, err := frames(t, exact+"end\n", 64); len(got) != 1 || got[0] != exact[:63] || err != io.EOF {
+		t.Errorf("a message of exactly the maximum: %q, %v; want it read", got, err)
+	}
+	_, err = frames(t, strings.Repeat("y", 64)+"\nend\n", 64)
+	if !errors.Is(err, wire.ErrTooLarge) {
+		t.Errorf("a message one byte over the maximum: %v, want ErrTooLarge", err)
+	}
 	_, err = frames(t, strings.Repeat("y", 100)+"\nend\n", 64)
 	if !errors.Is(err, wire.ErrTooLarge) || !strings.Contains(err.Error(), "yyyy") {
 		t.Errorf("oversized message: %v, want ErrTooLarge quoting the data", err)
@@ -75,6 +83,9 @@ func TestWriteFrame(t *testing.T) {
 }
 
 func TestPreviewShortensLongData(t *testing.T) {
+	if p, want := wire.Preview([]byte(strings.Repeat("z", 200))), `"`+strings.Repeat("z", 200)+`"`; p != want {
+		t.Errorf("Preview of 200 bytes = %q, want them all", p)
+	}
 	p := wire.Preview([]byte(strings.Repeat("z", 1000)))
 	if len(p) > 260 || !strings.HasSuffix(p, "(1000 bytes)") {
 		t.Errorf("Preview = %q", p)

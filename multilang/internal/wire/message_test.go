@@ -33,6 +33,8 @@ func TestDecodeAppliesStormDefaults(t *testing.T) {
 			wire.Message{Kind: wire.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
 		{"null task means none", `{"command":"emit","task":null,"tuple":[]}`,
 			wire.Message{Kind: wire.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
+		{"task 0 is none too", `{"command":"emit","task":0,"tuple":[]}`,
+			wire.Message{Kind: wire.KindEmit, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
 		{"string message id", `{"command":"emit","id":"m-1","tuple":[]}`,
 			wire.Message{Kind: wire.KindEmit, ID: `"m-1"`, Stream: "default", Tuple: raw(), NeedTaskIDs: true}},
 		{"multi-line JSON", "{\n\"command\": \"sync\"\n}\n", wire.Message{Kind: wire.KindSync}},
