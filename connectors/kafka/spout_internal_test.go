@@ -171,6 +171,17 @@ func (w *kworld) awaitCommitted(group string, want int64) {
 	}
 }
 
+// awaitAnswered waits until no commit of the spout's is in flight: the broker
+// stores a commit before the client hands its answer to the spout.
+func awaitAnswered(t *testing.T, s *spout[Record]) {
+	t.Helper()
+	testsupport.WaitUntil(t, 20*time.Second, "the commit's answer", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return !s.committing
+	})
+}
+
 func TestSpoutCommitsOnlyWhatIsAcked(t *testing.T) {
 	w := newKWorld(t)
 	w.produce(0, 3)
@@ -192,6 +203,7 @@ func TestSpoutCommitsOnlyWhatIsAcked(t *testing.T) {
 	commitNow(s)
 	nothing(t, s)
 	w.awaitCommitted("g", 1) // 1 is not done: the commit stops before it
+	awaitAnswered(t, s)
 	s.mu.Lock()
 	committing, committed := s.committing, ids[0].p.committed
 	s.mu.Unlock()
@@ -201,6 +213,7 @@ func TestSpoutCommitsOnlyWhatIsAcked(t *testing.T) {
 	commitNow(s)
 	s.Ack(ids[1]) // the Ack commits when it is due
 	w.awaitCommitted("g", 3)
+	awaitAnswered(t, s)
 	if n := s.openCount(); n != 0 {
 		t.Errorf("open = %d after every record was acked", n)
 	}
