@@ -34,7 +34,7 @@ func runScale(c config) int {
 			failed++
 			continue
 		}
-		fmt.Printf("%6d %7d %7d %12s %10s %10s %10s %10s\n", n, n/2, n*n/4, rateStr(r.rate), mibs(r.rss), mibs(r.heap),
+		fmt.Printf("%6d %7d %7d %12s %10s %10s %10s %10s\n", n, n/2, n*n/4, mega(r.rate), mibs(r.rss), mibs(r.heap),
 			r.start.Round(time.Microsecond), r.stop.Round(time.Microsecond))
 	}
 	if failed > 0 {
@@ -109,13 +109,3 @@ func peakRSS() uint64 {
 }
 
 func mibs(b uint64) string { return fmt.Sprintf("%.1f MiB", mib(b)) }
-
-func rateStr(r float64) string {
-	switch {
-	case r >= 1e6:
-		return fmt.Sprintf("%.2f M", r/1e6)
-	case r >= 1e3:
-		return fmt.Sprintf("%.1f k", r/1e3)
-	}
-	return fmt.Sprintf("%.0f", r)
-}
