@@ -69,6 +69,21 @@ func TestGenerateWithoutEnd(t *testing.T) {
 	}
 }
 
+// A source without end never settles, even when all it holds is a nacked
+// message waiting to be replayed: counting the endless generator as -1 more
+// to hand out would make that one message and the generator cancel out.
+func TestAnEndlessSourceWithAReplayWaitingIsNotSettled(t *testing.T) {
+	src := sheltertest.Generate(-1, func(i int) int { return i }, sheltertest.Replay(-1))
+	ids := handOut(t, src, 1)
+	sheltertest.Feed(src).Nack(ids[0])
+	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond) // nothing will settle it
+	defer cancel()
+	err := src.WaitSettled(short)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "values without end to hand out") {
+		t.Errorf("WaitSettled = %v, want the deadline and the values without end it waits for", err)
+	}
+}
+
 func TestReplay(t *testing.T) {
 	tests := []struct {
 		name    string
