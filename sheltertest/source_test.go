@@ -84,6 +84,20 @@ func TestAnEndlessSourceWithAReplayWaitingIsNotSettled(t *testing.T) {
 	}
 }
 
+// A generator with values left is not settled while nothing is out: what
+// it has yet to make counts as left to hand out.
+func TestAGeneratorWithValuesLeftIsNotSettled(t *testing.T) {
+	src := sheltertest.Generate(3, func(i int) int { return i })
+	ids := handOut(t, src, 1)
+	sheltertest.Feed(src).Ack(ids[0])
+	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond) // nothing will settle it
+	defer cancel()
+	err := src.WaitSettled(short)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "2 to hand out") {
+		t.Errorf("WaitSettled = %v, want the deadline and the 2 values left", err)
+	}
+}
+
 func TestReplay(t *testing.T) {
 	tests := []struct {
 		name    string
