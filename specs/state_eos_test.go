@@ -266,7 +266,6 @@ func (w *walSink) publish(b walBatch) {
 	}
 }
 
-
 var _ = Describe("Exactly-once end to end", Label("state"), func() {
 	It("Build refuses a reliable source without positions in a topology with state, unless it is taken out of the checkpoints", Label("edges", "validation"), func() {
 		lines, _ := stateLines(5)
@@ -479,4 +478,3 @@ func (s *onceSource) Next() (int, Line, bool) {
 }
 func (s *onceSource) Ack(int)  {}
 func (s *onceSource) Nack(int) {}
-
