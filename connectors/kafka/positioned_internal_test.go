@@ -351,15 +351,7 @@ func TestPositionedTranslatePanics(t *testing.T) {
 		t.Run(fmt.Sprint(retries), func(t *testing.T) {
 			w := newKWorld(t)
 			w.produce(0, 3)
-			tries := 0
-			w.translate = func(r Record) Record {
-				if r.Offset == 1 {
-					if tries++; tries == 1 {
-						panic("first time")
-					}
-				}
-				return r
-			}
+			w.panicOnceAt(1)
 			s := w.positioned(newShared(), 0, 1, nil, false, WithRetry(0, 0, 0, retries))
 			w.discover(s)
 			want := []int64{0, 1, 2}

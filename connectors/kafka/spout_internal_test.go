@@ -163,6 +163,22 @@ func (s *spout[T]) openCount() int {
 	return s.open
 }
 
+// panicOnceAt makes the spouts' translation panic the first time it meets
+// the record at offset, and pass every record through otherwise; it returns
+// how many times that record was translated so far.
+func (w *kworld) panicOnceAt(offset int64) (tries *int) {
+	tries = new(int)
+	w.translate = func(r Record) Record {
+		if r.Offset == offset {
+			if *tries++; *tries == 1 {
+				panic("first time")
+			}
+		}
+		return r
+	}
+	return tries
+}
+
 func (w *kworld) awaitCommitted(group string, want int64) {
 	w.t.Helper()
 	var at int64
@@ -386,23 +402,15 @@ func TestSpoutNoGuaranteeCommitsWhatIsPolled(t *testing.T) {
 func TestSpoutRetriesARecordWhoseTranslationPanicked(t *testing.T) {
 	w := newKWorld(t)
 	w.produce(0, 3)
-	tries := 0
-	w.translate = func(r Record) Record {
-		if r.Offset == 1 {
-			if tries++; tries == 1 {
-				panic("first time")
-			}
-		}
-		return r
-	}
+	tries := w.panicOnceAt(1)
 	s := w.open("g")
 	for _, want := range []int64{0, 1, 2} {
 		if id, _ := next(t, s); id.offset != want {
 			t.Fatalf("emitted %d, want %d", id.offset, want)
 		}
 	}
-	if tries != 2 || s.openCount() != 3 {
-		t.Errorf("1 translated %d times, open %d; want 2, 3", tries, s.openCount())
+	if *tries != 2 || s.openCount() != 3 {
+		t.Errorf("1 translated %d times, open %d; want 2, 3", *tries, s.openCount())
 	}
 }
 
