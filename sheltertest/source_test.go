@@ -278,8 +278,9 @@ func TestWaitOutcomesAndWaitSettled(t *testing.T) {
 	src := sheltertest.NewSource(1, 2, 3)
 	short, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	if err := src.WaitSettled(short); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "3 to hand out") {
-		t.Fatalf("WaitSettled before any Next = %v, want the deadline: 3 to hand out", err)
+	// Nothing is out yet: the reason names only what is left to hand out.
+	if err := src.WaitSettled(short); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "3 to hand out") || strings.Contains(err.Error(), "outstanding") {
+		t.Fatalf("WaitSettled before any Next = %v, want the deadline: 3 to hand out, nothing outstanding", err)
 	}
 	if err := src.WaitOutcomes(short, 1); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "0 outcomes, want 1") {
 		t.Fatalf("WaitOutcomes = %v, want the deadline and the count", err)
