@@ -121,7 +121,10 @@ var _ = Describe("A shell child flooding a slow bolt", Label("edges", "multilang
 		By("letting the slow bolt go: the flood flows again")
 		close(gate)
 		Eventually(taken.Load).WithTimeout(Scaled(10 * time.Second)).Should(BeNumerically(">", int64(emitted)))
-		Eventually(func() int { return childCount(count) }).WithTimeout(Scaled(10 * time.Second)).Should(BeNumerically(">", emitted+floodSlack))
+		// A standstill is the defect; how long the flow takes is the machine's
+		// throughput (under -race on a loaded machine, 10 s once saw 7,000 of
+		// these 11,000 emits): bound each wait for progress, not the whole.
+		expectProgressTo(func() int64 { return int64(childCount(count)) }, emitted+floodSlack+1, Scaled(10*time.Second), "the child's emits after the gate opened")
 		Expect(logged(logs, zapcore.ErrorLevel)).To(BeEmpty(), "a child waiting for the host is not silent")
 
 		By("stopping while the child still floods")
