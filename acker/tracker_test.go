@@ -116,8 +116,8 @@ func TestTrackerReferenceTables(t *testing.T) {
 					t.Fatalf("step %d %v: value %d, want %d", i+1, s.op.kind, v, s.value)
 				}
 			}
-			if len(tr.trees) != 0 {
-				t.Fatalf("Open() = %d after the tree ended, want 0", len(tr.trees))
+			if tr.trees.Len() != 0 {
+				t.Fatalf("Open() = %d after the tree ended, want 0", tr.trees.Len())
 			}
 		})
 	}
@@ -148,8 +148,8 @@ func TestTrackerRotationExpiresOnTheThirdTick(t *testing.T) {
 	if len(expired) != 1 || expired[0] != 1 {
 		t.Fatalf("tick %d expired %v, want [1]", buckets, expired)
 	}
-	if len(tr.trees) != 1 {
-		t.Fatalf("Open() = %d, want 1", len(tr.trees))
+	if tr.trees.Len() != 1 {
+		t.Fatalf("Open() = %d, want 1", tr.trees.Len())
 	}
 	tr.Ok(1, 100) // late ack of an expired tree
 	if _, done := tr.Ok(1, 100); done {
@@ -185,7 +185,7 @@ func TestTrackerCapacity(t *testing.T) {
 	if _, open := tr.Value(3); open {
 		t.Fatal("a refused tree is open")
 	}
-	if outcome, _ := apply(tr, op{"anchor", 3, 9}); outcome != "" || len(tr.trees) != 2 {
+	if outcome, _ := apply(tr, op{"anchor", 3, 9}); outcome != "" || tr.trees.Len() != 2 {
 		t.Fatal("anchoring a refused tree changed something")
 	}
 	tr.Fail(1)
@@ -195,8 +195,8 @@ func TestTrackerCapacity(t *testing.T) {
 	tr.Rotate(func(uint64, int) {})
 	tr.Rotate(func(uint64, int) {})
 	tr.Rotate(func(uint64, int) {}) // expires 2 and 3
-	if len(tr.trees) != 0 {
-		t.Fatalf("Open() = %d after expiry, want 0", len(tr.trees))
+	if tr.trees.Len() != 0 {
+		t.Fatalf("Open() = %d after expiry, want 0", tr.trees.Len())
 	}
 	if !tr.Track(4, spoutTask, 0) {
 		t.Fatal("tree refused after expiry freed the tracker")
@@ -275,8 +275,8 @@ func TestTrackerModel(t *testing.T) {
 				delete(trees, root)
 			}
 		}
-		if len(tr.trees) != 0 {
-			t.Fatalf("seed %d: Open() = %d, want 0", seed, len(tr.trees))
+		if tr.trees.Len() != 0 {
+			t.Fatalf("seed %d: Open() = %d, want 0", seed, tr.trees.Len())
 		}
 	}
 }
@@ -297,8 +297,8 @@ func TestTrackerTrackWithEdges(t *testing.T) {
 	if spout, done := tr.Ok(1, 200); !done || spout != spoutTask {
 		t.Fatalf("Ok = (%d, %v), want (%d, true)", spout, done, spoutTask)
 	}
-	if len(tr.trees) != 0 {
-		t.Fatalf("open = %d after the tree ended, want 0", len(tr.trees))
+	if tr.trees.Len() != 0 {
+		t.Fatalf("open = %d after the tree ended, want 0", tr.trees.Len())
 	}
 }
 
@@ -314,8 +314,8 @@ func TestTrackerTrackTwiceCountsOnce(t *testing.T) {
 	tr2 := New(2)
 	tr2.Track(1, spoutTask, 100)
 	tr2.Track(1, spoutTask, 7)
-	if len(tr2.trees) != 1 {
-		t.Fatalf("open = %d after tracking one root twice, want 1", len(tr2.trees))
+	if tr2.trees.Len() != 1 {
+		t.Fatalf("open = %d after tracking one root twice, want 1", tr2.trees.Len())
 	}
 	if v, _ := tr2.Value(1); v != 7 {
 		t.Fatalf("Value = %d, want 7 (restarted)", v)

@@ -1,6 +1,10 @@
 package dsl
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/goshelter/goshelter/internal/idtable"
+)
 
 // directSource is a Source that chooses the task of each message (see Source
 // and "Optional hooks" in the package doc).
@@ -88,9 +92,9 @@ func ReliableFrom[ID comparable, T any, S Source[ID, T]](newSource func(TaskInfo
 		Typed: func(info TaskInfo) TypedSource {
 			src := newSource(info)
 			hooks.value(src)
-			// The map grows with what is pending, not with the max: a max of
+			// The table grows with what is pending, not with the max: a max of
 			// 2^31-1 ("unlimited") must not cost memory up front.
-			t := &typedSource[ID, T]{src: src, pending: make(map[uint64]ID, min(info.Settings.MaxSpoutPending, 1024))}
+			t := &typedSource[ID, T]{src: src}
 			t.direct, _ = any(src).(directSource[T])
 			return t
 		},
@@ -142,7 +146,7 @@ func (s funcSource[ID, T]) Nack(id ID)          { s.nack(id) }
 type typedSource[ID comparable, T any] struct {
 	src     Source[ID, T]
 	direct  directSource[T] // src, if it has the DirectTask hook
-	pending map[uint64]ID
+	pending idtable.Table[ID]
 	current ID // the message of the last Next, until Pend or Settle
 }
 
@@ -165,7 +169,7 @@ func (s *typedSource[ID, T]) DirectTask() func(tuple any) int {
 }
 
 func (s *typedSource[ID, T]) Pend(root uint64) {
-	s.pending[root] = s.current
+	s.pending.Put(root, s.current)
 	s.current = *new(ID)
 }
 
@@ -176,20 +180,19 @@ func (s *typedSource[ID, T]) Settle(ack bool) {
 }
 
 func (s *typedSource[ID, T]) Done(root uint64, ack bool) {
-	if id, ok := s.pending[root]; ok {
-		delete(s.pending, root)
+	if id, ok := s.pending.Take(root); ok {
 		s.tell(id, ack)
 	}
 }
 
 func (s *typedSource[ID, T]) Abandon() {
-	for root, id := range s.pending {
-		delete(s.pending, root)
-		s.src.Nack(id)
-	}
+	s.pending.Sweep(func(_ uint64, id *ID) bool {
+		s.src.Nack(*id)
+		return true
+	})
 }
 
-func (s *typedSource[ID, T]) Forget() { clear(s.pending) }
+func (s *typedSource[ID, T]) Forget() { s.pending.Clear() }
 
 func (s *typedSource[ID, T]) tell(id ID, ack bool) {
 	if ack {

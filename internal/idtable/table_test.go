@@ -1,0 +1,231 @@
+package idtable
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// check compares t with the map it should equal, through every read path.
+func check(t *testing.T, step string, tab *Table[int], want map[uint64]int) {
+	t.Helper()
+	if tab.Len() != len(want) {
+		t.Fatalf("%s: Len = %d, want %d", step, tab.Len(), len(want))
+	}
+	for k, v := range want {
+		if got, ok := tab.Get(k); !ok || got != v {
+			t.Fatalf("%s: Get(%#x) = %d, %v; want %d, true", step, k, got, ok, v)
+		}
+	}
+	seen := 0
+	for i := range tab.slots {
+		if k := tab.slots[i].key; k != 0 {
+			seen++
+			if _, ok := want[k]; !ok {
+				t.Fatalf("%s: slot %d holds %#x, which was removed", step, i, k)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%s: %d slots in use, want %d", step, seen, len(want))
+	}
+	if len(tab.slots) > 0 && len(want)*4 > len(tab.slots)*3 {
+		t.Fatalf("%s: %d keys in %d slots: over three quarters full", step, len(want), len(tab.slots))
+	}
+}
+
+// Random operations on keys from a small space, so that probe sequences
+// collide, run into each other and wrap around the end of the slots; after
+// each, the table holds exactly what a map holds.
+func TestTableAgreesWithAMap(t *testing.T) {
+	for _, space := range []uint64{8, 40, 1000} {
+		r := rand.New(rand.NewPCG(space, 7))
+		var tab Table[int]
+		want := map[uint64]int{}
+		key := func() uint64 { return 1 + r.Uint64N(space) }
+		for step := 0; step < 20000; step++ {
+			switch op := r.IntN(10); {
+			case op < 5:
+				k, v := key(), r.Int()
+				tab.Put(k, v)
+				want[k] = v
+			case op < 7:
+				k := key()
+				v, ok := tab.Take(k)
+				w, had := want[k]
+				if ok != had || v != w {
+					t.Fatalf("space %d step %d: Take(%#x) = %d, %v; want %d, %v", space, step, k, v, ok, w, had)
+				}
+				delete(want, k)
+			case op < 8:
+				k := key()
+				tab.Delete(k)
+				delete(want, k)
+			case op < 9:
+				k := key()
+				if p := tab.Ref(k); p != nil {
+					*p++
+					want[k]++
+				} else if _, had := want[k]; had {
+					t.Fatalf("space %d step %d: Ref(%#x) = nil for a held key", space, step, k)
+				}
+			default:
+				odd := r.IntN(2) == 0
+				tab.Sweep(func(k uint64, v *int) bool { return (*v%2 != 0) == odd })
+				for k, v := range want {
+					if (v%2 != 0) == odd {
+						delete(want, k)
+					}
+				}
+			}
+			if step%97 == 0 || space == 8 {
+				check(t, "after an operation", &tab, want)
+			}
+		}
+		check(t, "at the end", &tab, want)
+	}
+}
+
+// A sweep visits every key at least once, and removes exactly what it is
+// told to, even when removals move keys across the end of the slots.
+func TestSweepVisitsEveryKey(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 200; round++ {
+		var tab Table[int]
+		want := map[uint64]int{}
+		for range 12 { // 12 of 16 slots: long, wrapping clusters
+			k := r.Uint64() | 1
+			tab.Put(k, int(k%3))
+			want[k] = int(k % 3)
+		}
+		visited := map[uint64]int{}
+		tab.Sweep(func(k uint64, v *int) bool {
+			visited[k]++
+			return *v == 0
+		})
+		for k, v := range want {
+			if visited[k] == 0 {
+				t.Fatalf("round %d: key %#x never visited", round, k)
+			}
+			if v == 0 {
+				delete(want, k)
+			}
+		}
+		check(t, "after the sweep", &tab, want)
+	}
+}
+
+// Sequential keys (a test's id source) spread like random ones: no key is
+// far from its home.
+func TestSequentialKeysProbeShort(t *testing.T) {
+	var tab Table[struct{}]
+	for k := uint64(1); k <= 3000; k++ {
+		tab.Put(k, struct{}{})
+	}
+	mask := uint64(len(tab.slots) - 1)
+	worst := uint64(0)
+	for i, s := range tab.slots {
+		if s.key != 0 {
+			worst = max(worst, (uint64(i)-tab.home(s.key))&mask)
+		}
+	}
+	if worst > 16 {
+		t.Errorf("a sequential key sits %d slots past its home", worst)
+	}
+}
+
+// After a burst the table shrinks at the next sweep that leaves it mostly
+// empty, and still works.
+func TestSweepShrinksAfterABurst(t *testing.T) {
+	var tab Table[int]
+	for k := uint64(1); k <= 100000; k++ {
+		tab.Put(k, int(k))
+	}
+	big := len(tab.slots)
+	tab.Sweep(func(k uint64, _ *int) bool { return k > 10 })
+	if len(tab.slots) >= big/64 || len(tab.slots) < minSlots {
+		t.Fatalf("%d slots after the sweep left 10 keys, from %d", len(tab.slots), big)
+	}
+	want := map[uint64]int{}
+	for k := uint64(1); k <= 10; k++ {
+		want[k] = int(k)
+	}
+	check(t, "after shrinking", &tab, want)
+	tab.Sweep(func(uint64, *int) bool { return true })
+	if len(tab.slots) != minSlots || tab.Len() != 0 {
+		t.Fatalf("emptied: %d slots, %d keys; want %d slots, none", len(tab.slots), tab.Len(), minSlots)
+	}
+}
+
+// Key 0 marks a free slot: it is never found, and Put refuses it.
+func TestKeyZeroIsReserved(t *testing.T) {
+	var tab Table[int]
+	if _, ok := tab.Get(0); ok {
+		t.Fatal("an empty table holds key 0")
+	}
+	tab.Put(5, 1)
+	if _, ok := tab.Get(0); ok || tab.Ref(0) != nil {
+		t.Fatal("key 0 found among free slots")
+	}
+	if _, ok := tab.Take(0); ok {
+		t.Fatal("Take(0) took something")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Put(0, ...) did not panic")
+		}
+	}()
+	tab.Put(0, 1)
+}
+
+// Clear empties the table and keeps it usable.
+func TestClear(t *testing.T) {
+	var tab Table[int]
+	for k := uint64(1); k <= 50; k++ {
+		tab.Put(k, 1)
+	}
+	tab.Clear()
+	check(t, "after Clear", &tab, map[uint64]int{})
+	tab.Put(7, 3)
+	check(t, "a Put after Clear", &tab, map[uint64]int{7: 3})
+}
+
+// BenchmarkChurn is the acker's pattern: a window of open keys, each put,
+// updated once and taken, against the same with a Go map.
+func BenchmarkChurn(b *testing.B) {
+	const open = 4096
+	keys := make([]uint64, 1<<16)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range keys {
+		keys[i] = r.Uint64() | 1
+	}
+	b.Run("idtable", func(b *testing.B) {
+		var tab Table[[3]uint64]
+		for i := 0; i < b.N; i++ {
+			k := keys[i&(len(keys)-1)]
+			tab.Put(k, [3]uint64{k})
+			if p := tab.Ref(k); p != nil {
+				p[1] ^= k
+			}
+			if i >= open {
+				tab.Take(keys[(i-open)&(len(keys)-1)])
+			}
+		}
+	})
+	b.Run("map", func(b *testing.B) {
+		m := map[uint64][3]uint64{}
+		for i := 0; i < b.N; i++ {
+			k := keys[i&(len(keys)-1)]
+			m[k] = [3]uint64{k}
+			if v, ok := m[k]; ok {
+				v[1] ^= k
+				m[k] = v
+			}
+			if i >= open {
+				old := keys[(i-open)&(len(keys)-1)]
+				if _, ok := m[old]; ok {
+					delete(m, old)
+				}
+			}
+		}
+	})
+}
