@@ -229,3 +229,44 @@ func BenchmarkChurn(b *testing.B) {
 		}
 	})
 }
+
+// The table grows when a Put would fill it over three quarters, and a sweep
+// shrinks it when it leaves it under an eighth full, to twice its keys
+// rounded up to a power of two: its memory follows what it holds.
+func TestSizes(t *testing.T) {
+	var tab Table[int]
+	for k := uint64(1); k <= 12; k++ {
+		tab.Put(k, 0)
+	}
+	if len(tab.slots) != 16 {
+		t.Fatalf("12 keys in %d slots, want 16 (three quarters full)", len(tab.slots))
+	}
+	tab.Put(13, 0)
+	if len(tab.slots) != 32 {
+		t.Fatalf("13 keys in %d slots, want 32", len(tab.slots))
+	}
+	for k := uint64(14); k <= 48; k++ {
+		tab.Put(k, 0)
+	}
+	if len(tab.slots) != 64 {
+		t.Fatalf("48 keys in %d slots, want 64", len(tab.slots))
+	}
+	tab.Sweep(func(k uint64, _ *int) bool { return k > 8 }) // 8 of 64: an eighth, not under
+	if len(tab.slots) != 64 || tab.Len() != 8 {
+		t.Fatalf("a sweep to an eighth full: %d slots, %d keys; want 64, 8", len(tab.slots), tab.Len())
+	}
+	tab.Sweep(func(k uint64, _ *int) bool { return k > 7 }) // 7 of 64: shrink to 16
+	if len(tab.slots) != 16 || tab.Len() != 7 {
+		t.Fatalf("a sweep under an eighth full: %d slots, %d keys; want 16, 7", len(tab.slots), tab.Len())
+	}
+	for k := uint64(100); k < 183; k++ { // 90 keys: 128 slots
+		tab.Put(k, 0)
+	}
+	if len(tab.slots) != 128 {
+		t.Fatalf("90 keys in %d slots, want 128", len(tab.slots))
+	}
+	tab.Sweep(func(k uint64, _ *int) bool { return k > 10 && k < 178 }) // 12 of 128 slots left
+	if len(tab.slots) != 32 || tab.Len() != 12 {
+		t.Fatalf("a sweep leaving 12 keys: %d slots, %d keys; want 32 (twice the keys, rounded up), 12", len(tab.slots), tab.Len())
+	}
+}
