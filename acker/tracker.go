@@ -29,10 +29,10 @@ func New(capacity int) *Tracker {
 // Track opens the tree root for spout task spout with the edges anchored at
 // once XORed into edges (0 when none yet: Storm's init message carries the
 // same). It returns false, opening nothing, when the tracker is at capacity:
-// the caller nacks the tree at once. Root is never 0: 0 marks an untracked
-// tuple.
+// the caller nacks the tree at once. Root 0, an untracked tuple's, opens
+// nothing either.
 func (t *Tracker) Track(root uint64, spout int, edges uint64) bool {
-	if t.trees.Len() >= t.capacity {
+	if t.trees.Len() >= t.capacity || root == 0 {
 		return false
 	}
 	t.trees.Put(root, tree{xor: edges, spout: int32(spout), born: t.rotations})

@@ -203,6 +203,24 @@ func TestTrackerCapacity(t *testing.T) {
 	}
 }
 
+// Root 0 marks an untracked tuple: tracking it opens nothing, and it is
+// never found.
+func TestTrackerRefusesRootZero(t *testing.T) {
+	tr := New(10)
+	if tr.Track(0, spoutTask, 0) {
+		t.Fatal("Track(0) opened a tree")
+	}
+	if _, open := tr.Value(0); open || tr.trees.Len() != 0 {
+		t.Fatal("root 0 is open")
+	}
+	if _, done := tr.Ok(0, 0); done {
+		t.Fatal("Ok(0, 0) completed a tree")
+	}
+	if _, found := tr.Fail(0); found {
+		t.Fatal("Fail(0) found a tree")
+	}
+}
+
 // TestExpiryBounds replays the rotation schedule of the runtime (a tick every
 // half timeout from activation) and checks the bounds of the package doc: a
 // tree expires no earlier than the timeout and no later than 1.5 times it.
