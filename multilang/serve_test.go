@@ -799,21 +799,37 @@ func logsOf(msgs []*wire.Message) []string {
 	return out
 }
 
-// closingSource is a Source with nothing to emit whose Close returns err.
-type closingSource struct{ err error }
+// closingSource is a Source with nothing to emit whose Close returns err, or
+// panics with it if panics is set.
+type closingSource struct {
+	err    error
+	panics bool
+}
 
 func (closingSource) Next() (int, Sentence, bool) { return 0, Sentence{}, false }
 func (closingSource) Ack(int)                     {}
 func (closingSource) Nack(int)                    {}
-func (s closingSource) Close() error              { return s.err }
+func (s closingSource) Close() error {
+	if s.panics {
+		panic(s.err)
+	}
+	return s.err
+}
 
 // A served spout's Source is closed when Serve is done with it; an error it
-// returns is logged to the host, which gets the entry before Serve's output
-// ends. A clean Close logs nothing.
+// returns, or a panic, is logged to the host, which gets the entry before
+// Serve's output ends. A clean Close logs nothing.
 func TestServeLogsASpoutsUncleanClose(t *testing.T) {
-	for _, closeErr := range []error{errors.New("the file would not close"), nil} {
+	for _, tt := range []struct {
+		src  closingSource
+		want string // the one entry logged after the input ended, "" for none
+	}{
+		{closingSource{err: errors.New("the file would not close")}, "spout did not close cleanly"},
+		{closingSource{err: errors.New("closing blew up"), panics: true}, "spout panicked while closing"},
+		{closingSource{}, ""},
+	} {
 		b := dsl.New("closing", nil)
-		spout := b.Spout("s", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Sentence] { return closingSource{closeErr} }))
+		spout := b.Spout("s", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Sentence] { return tt.src }))
 		b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(Sentence, dsl.Emitter) error { return nil })), dsl.Shuffle[Sentence]())
 		topo, err := b.Build()
 		if err != nil {
@@ -824,17 +840,12 @@ func TestServeLogsASpoutsUncleanClose(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve: %v", err)
 		}
-		var unclean []string
-		for _, l := range logsOf(said) {
-			if strings.Contains(l, "spout did not close cleanly") {
-				unclean = append(unclean, l)
-			}
+		logs := logsOf(said)
+		if tt.want == "" && len(logs) != 0 {
+			t.Errorf("a clean Close was logged: %q", logs)
 		}
-		if closeErr == nil && len(unclean) != 0 {
-			t.Errorf("a clean Close was logged: %q", unclean)
-		}
-		if closeErr != nil && (len(unclean) != 1 || !strings.Contains(unclean[0], closeErr.Error())) {
-			t.Errorf("the host heard %q after the input ended, want one entry saying %q", logsOf(said), closeErr)
+		if tt.want != "" && (len(logs) != 1 || !strings.HasPrefix(logs[0], tt.want) || !strings.Contains(logs[0], tt.src.err.Error())) {
+			t.Errorf("the host heard %q after the input ended, want one entry %q saying %q", logs, tt.want, tt.src.err)
 		}
 	}
 }
