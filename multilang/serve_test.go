@@ -25,11 +25,12 @@ import (
 
 // fakeHost plays Storm's side of the protocol against Serve over pipes.
 type fakeHost struct {
-	t      *testing.T
-	toKid  *io.PipeWriter
-	frames *wire.FrameReader
-	done   chan error
-	pidDir string
+	t       *testing.T
+	toKid   *io.PipeWriter
+	fromKid *io.PipeReader
+	frames  *wire.FrameReader
+	done    chan error
+	pidDir  string
 }
 
 func startServe(t *testing.T, topo *dsl.Topology, component string, task int) *fakeHost {
@@ -50,7 +51,7 @@ func newFakeHostOf(t *testing.T, serve func(context.Context, *dsl.Topology, io.R
 	t.Helper()
 	kidIn, toKid := io.Pipe()
 	fromKid, kidOut := io.Pipe()
-	h := &fakeHost{t: t, toKid: toKid, frames: wire.NewFrameReader(fromKid, 0), done: make(chan error, 1), pidDir: t.TempDir()}
+	h := &fakeHost{t: t, toKid: toKid, fromKid: fromKid, frames: wire.NewFrameReader(fromKid, 0), done: make(chan error, 1), pidDir: t.TempDir()}
 	go func() {
 		err := serve(context.Background(), topo, kidIn, kidOut)
 		kidOut.Close()
@@ -74,9 +75,34 @@ func (h *fakeHost) send(v any) {
 	}
 }
 
+// next returns the child's next frame, or the error that ended its output.
+// It waits at most 10 s (scaled): a child that says nothing fails the test
+// instead of hanging it.
+func (h *fakeHost) next() ([]byte, error) {
+	h.t.Helper()
+	type next struct {
+		frame []byte
+		err   error
+	}
+	got := make(chan next, 1)
+	go func() {
+		f, err := h.frames.Next()
+		got <- next{f, err}
+	}()
+	select {
+	case n := <-got:
+		return n.frame, n.err
+	case <-time.After(testsupport.Scaled(10 * time.Second)):
+		h.fromKid.CloseWithError(errors.New("the test stopped waiting")) // ends the read
+		<-got
+		h.t.Fatal("the child said nothing for 10s")
+		return nil, nil
+	}
+}
+
 func (h *fakeHost) read() *wire.Message {
 	h.t.Helper()
-	f, err := h.frames.Next()
+	f, err := h.next()
 	if err != nil {
 		h.t.Fatalf("reading from the child: %v", err)
 	}
@@ -775,7 +801,7 @@ func (h *fakeHost) finish() ([]*wire.Message, error) {
 	h.toKid.Close()
 	var said []*wire.Message
 	for {
-		f, err := h.frames.Next()
+		f, err := h.next()
 		if err != nil {
 			break // Serve closed its output: it returned
 		}
