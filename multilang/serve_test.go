@@ -75,27 +75,34 @@ func (h *fakeHost) send(v any) {
 	}
 }
 
-// next returns the child's next frame, or the error that ended its output.
-// It waits at most 10 s (scaled): a child that says nothing fails the test
-// instead of hanging it.
+// next returns the child's next frame, or the error that ended its output
+// (see nextFrame).
 func (h *fakeHost) next() ([]byte, error) {
 	h.t.Helper()
+	return nextFrame(h.t, h.frames, h.fromKid)
+}
+
+// nextFrame returns the next frame fr reads from r, or the error that ended
+// r. It waits at most 10 s (scaled): a child that says nothing fails the
+// test instead of hanging it.
+func nextFrame(t *testing.T, fr *wire.FrameReader, r *io.PipeReader) ([]byte, error) {
+	t.Helper()
 	type next struct {
 		frame []byte
 		err   error
 	}
 	got := make(chan next, 1)
 	go func() {
-		f, err := h.frames.Next()
+		f, err := fr.Next()
 		got <- next{f, err}
 	}()
 	select {
 	case n := <-got:
 		return n.frame, n.err
 	case <-time.After(testsupport.Scaled(10 * time.Second)):
-		h.fromKid.CloseWithError(errors.New("the test stopped waiting")) // ends the read
+		r.CloseWithError(errors.New("the test stopped waiting")) // ends the read
 		<-got
-		h.t.Fatal("the child said nothing for 10s")
+		t.Fatal("the child said nothing for 10s")
 		return nil, nil
 	}
 }
@@ -419,14 +426,14 @@ func TestServeRefusesAComponentItCannotHost(t *testing.T) {
 			hs := wire.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: wire.Context{ComponentID: c.component, TaskID: 1}}
 			go func() { _ = wire.WriteFrame(toKid, hs) }()
 			fr := wire.NewFrameReader(fromKid, 0)
-			f, err := fr.Next()
+			f, err := nextFrame(t, fr, fromKid)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m, err := wire.Decode(f); err != nil || m.Kind != wire.KindPid { // Storm reads only a pid first
 				t.Errorf("child said %s first, want its pid", f)
 			}
-			if f, err = fr.Next(); err != nil {
+			if f, err = nextFrame(t, fr, fromKid); err != nil {
 				t.Fatal(err)
 			}
 			var msg map[string]string
