@@ -68,10 +68,21 @@ func newFakeHostOf(t *testing.T, serve func(context.Context, *dsl.Topology, io.R
 	return h
 }
 
+// send writes v to the child. It waits at most 10 s (scaled) for the child to
+// read it: a child that stopped reading fails the test instead of hanging it.
 func (h *fakeHost) send(v any) {
 	h.t.Helper()
-	if err := wire.WriteFrame(h.toKid, v); err != nil {
-		h.t.Fatalf("writing to the child: %v", err)
+	written := make(chan error, 1)
+	go func() { written <- wire.WriteFrame(h.toKid, v) }()
+	select {
+	case err := <-written:
+		if err != nil {
+			h.t.Fatalf("writing to the child: %v", err)
+		}
+	case <-time.After(testsupport.Scaled(10 * time.Second)):
+		h.toKid.CloseWithError(errors.New("the test stopped waiting")) // ends the write
+		<-written
+		h.t.Fatal("the child read nothing for 10s")
 	}
 }
 
