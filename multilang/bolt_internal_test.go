@@ -2,10 +2,12 @@ package multilang
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/testsupport"
@@ -81,4 +83,54 @@ cat >/dev/null`
 	if c.emits[0] != (word{Text: "hello"}) || c.emits[1] != (word{Text: "who"}) || c.emits[2] != (word{Text: "tasks []"}) {
 		t.Errorf("emits %v, want hello, who, then the task ids the child read: []", c.emits)
 	}
+}
+
+// awaitLogOfIdleTask runs a shell bolt task whose child runs script, with a
+// task that never runs what the bolt posts (it takes none of the child's
+// emits), and waits for the child's log line msg.
+func awaitLogOfIdleTask(t *testing.T, script, msg string) {
+	t.Helper()
+	cmd := Command{Path: "sh", Args: []string{"-c", handshakeSh + script}, Outputs: map[string]any{"default": word{}}}
+	b := dsl.New("idle", nil)
+	b.Streams(word{})
+	src := b.Spout("lines", dsl.Unreliable(func() (line, bool) { return line{}, false }))
+	b.Unanchored(src, b.Bolt("shell", Bolt(cmd)), dsl.Shuffle[line]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan struct{}, 1)
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(nopWriter{}), zap.DebugLevel),
+		zap.Hooks(func(e zapcore.Entry) error {
+			if e.Message == msg {
+				said <- struct{}{}
+			}
+			return nil
+		}))
+	info := dsl.TaskInfo{Component: "shell", Task: topo.Component("shell").Tasks[0], Model: topo, Logger: log, Settings: topo.Settings,
+		Fail: func(err error) { t.Errorf("the task failed: %v", err) }, Post: func(func(dsl.Collector)) {}}
+	task := newShellBolt(newDef(cmd, false), info)
+	defer task.(interface{ Close() error }).Close()
+	testsupport.Recv(t, said, 10*time.Second, "the child's log line "+strconv.Quote(msg))
+}
+
+// A shell bolt's reader takes what its child said in one go in batches of up
+// to handOffBatch messages, not a batch a message: a child that says a
+// hundred emits at once and then a log line gets the log line read while its
+// task has taken none of the emits. Only beyond handOffSlots full batches
+// would the child block on its pipe.
+func TestShellBoltReaderBatchesWhatItsChildSaid(t *testing.T) {
+	awaitLogOfIdleTask(t, `s=''; i=0
+while [ $i -lt 100 ]; do s="$s"'{"command":"emit","tuple":["x"],"need_task_ids":false}\nend\n'; i=$((i+1)); done
+printf "$s"'{"command":"log","msg":"all said","level":2}\nend\n'
+cat >/dev/null`, "all said")
+}
+
+// What a child says that needs no task (logs, syncs) takes no room in the
+// inbox: a child that only logs, a line at a time, is read on while its task
+// takes nothing, however many lines it says (more than handOffSlots).
+func TestShellBoltReaderHandsNoEmptyBatches(t *testing.T) {
+	awaitLogOfIdleTask(t, `i=0
+while [ $i -lt 8 ]; do printf '{"command":"log","msg":"line %d","level":2}\nend\n' $i; i=$((i+1)); sleep 0.02; done
+cat >/dev/null`, "line 7")
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -416,5 +417,65 @@ while :; do sleep 0.01; done`, func(cfg *childConfig) {
 	}
 	if c.Err() == nil || !strings.Contains(c.Err().stderr, "helper-terminated") {
 		t.Errorf("the helper heard no termination signal: %+v", c.Err())
+	}
+}
+
+// Close returns only once every goroutine of the child has ended: here the
+// reader, still handing the task a frame when the child is reaped.
+func TestCloseWaitsForTheReader(t *testing.T) {
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var handed atomic.Bool
+	c, _ := testChild(t, handshakeSh+`printf '{"command":"sync"}\nend\n'; sleep 30`, func(cfg *childConfig) {
+		cfg.onFrame = func(*child, []byte, bool) error {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-time.After(testsupport.Scaled(10 * time.Second)): // a deadline, in case the test failed before releasing it
+			}
+			handed.Store(true)
+			return nil
+		}
+	})
+	testsupport.Recv(t, entered, 10*time.Second, "the child's sync")
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	testsupport.Recv(t, c.Done(), 10*time.Second, "the child reaped")
+	select { // the reader is still in onFrame: Close must wait for it
+	case err := <-closed:
+		close(release)
+		t.Fatalf("Close returned (%v) while the reader was still handing over a frame", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := testsupport.Recv(t, closed, 10*time.Second, "Close"); err != nil {
+		t.Fatal(err)
+	}
+	if !handed.Load() {
+		t.Error("Close returned before the reader had handed over its frame")
+	}
+}
+
+// A child that left its process group (it joined the host's) still gets the
+// termination signal on Close: signalGroup falls back to the child alone.
+func TestCloseSignalsAChildThatLeftItsProcessGroup(t *testing.T) {
+	const leave = `setpgrp(0, getpgrp(getppid())) or die "setpgrp: $!"; exec("sh", "-c", $ARGV[0]) or die "exec: $!"`
+	answered := make(chan struct{}, 1)
+	c, _ := testChild(t, "", func(cfg *childConfig) {
+		cfg.cmd = Command{Path: "perl", Args: []string{"-e", leave, handshakeSh + `trap 'echo terminated >&2; exit 0' TERM
+printf '{"command":"sync"}\nend\n'
+while :; do sleep 0.01; done`}}
+		cfg.grace = 500 * time.Millisecond
+		cfg.onFrame = func(*child, []byte, bool) error { answered <- struct{}{}; return nil }
+	})
+	t.Cleanup(func() { _ = syscall.Kill(c.Pid(), syscall.SIGKILL) }) // if it was not signalled: it is in our group, not its own
+	testsupport.Recv(t, answered, 10*time.Second, "the child's sync")
+	if pgid, err := syscall.Getpgid(c.Pid()); err != nil || pgid != syscall.Getpgrp() {
+		t.Fatalf("the child's process group is %d (%v), want the host's %d", pgid, err, syscall.Getpgrp())
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Err(); e == nil || e.exit != "exit status 0" || !strings.Contains(e.stderr, "terminated") {
+		t.Errorf("the child did not end on the termination signal: %+v", e)
 	}
 }

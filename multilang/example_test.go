@@ -53,7 +53,9 @@ end
 end
 `)
 	var out strings.Builder
-	if err := multilang.Serve(context.Background(), shout(), host, &out); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a bound: Serve returns when its input ends
+	defer cancel()
+	if err := multilang.Serve(ctx, shout(), host, &out); err != nil {
 		fmt.Println(err)
 	}
 	fmt.Print(regexp.MustCompile(`"pid":\d+`).ReplaceAllString(out.String(), `"pid":PID`))

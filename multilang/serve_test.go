@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,11 +25,12 @@ import (
 
 // fakeHost plays Storm's side of the protocol against Serve over pipes.
 type fakeHost struct {
-	t      *testing.T
-	toKid  *io.PipeWriter
-	frames *wire.FrameReader
-	done   chan error
-	pidDir string
+	t       *testing.T
+	toKid   *io.PipeWriter
+	fromKid *io.PipeReader
+	frames  *wire.FrameReader
+	done    chan error
+	pidDir  string
 }
 
 func startServe(t *testing.T, topo *dsl.Topology, component string, task int) *fakeHost {
@@ -48,7 +51,7 @@ func newFakeHostOf(t *testing.T, serve func(context.Context, *dsl.Topology, io.R
 	t.Helper()
 	kidIn, toKid := io.Pipe()
 	fromKid, kidOut := io.Pipe()
-	h := &fakeHost{t: t, toKid: toKid, frames: wire.NewFrameReader(fromKid, 0), done: make(chan error, 1), pidDir: t.TempDir()}
+	h := &fakeHost{t: t, toKid: toKid, fromKid: fromKid, frames: wire.NewFrameReader(fromKid, 0), done: make(chan error, 1), pidDir: t.TempDir()}
 	go func() {
 		err := serve(context.Background(), topo, kidIn, kidOut)
 		kidOut.Close()
@@ -65,16 +68,59 @@ func newFakeHostOf(t *testing.T, serve func(context.Context, *dsl.Topology, io.R
 	return h
 }
 
+// send writes v to the child. It waits at most 10 s (scaled) for the child to
+// read it: a child that stopped reading fails the test instead of hanging it.
 func (h *fakeHost) send(v any) {
 	h.t.Helper()
-	if err := wire.WriteFrame(h.toKid, v); err != nil {
-		h.t.Fatalf("writing to the child: %v", err)
+	written := make(chan error, 1)
+	go func() { written <- wire.WriteFrame(h.toKid, v) }()
+	select {
+	case err := <-written:
+		if err != nil {
+			h.t.Fatalf("writing to the child: %v", err)
+		}
+	case <-time.After(testsupport.Scaled(10 * time.Second)):
+		h.toKid.CloseWithError(errors.New("the test stopped waiting")) // ends the write
+		<-written
+		h.t.Fatal("the child read nothing for 10s")
+	}
+}
+
+// next returns the child's next frame, or the error that ended its output
+// (see nextFrame).
+func (h *fakeHost) next() ([]byte, error) {
+	h.t.Helper()
+	return nextFrame(h.t, h.frames, h.fromKid)
+}
+
+// nextFrame returns the next frame fr reads from r, or the error that ended
+// r. It waits at most 10 s (scaled): a child that says nothing fails the
+// test instead of hanging it.
+func nextFrame(t *testing.T, fr *wire.FrameReader, r *io.PipeReader) ([]byte, error) {
+	t.Helper()
+	type next struct {
+		frame []byte
+		err   error
+	}
+	got := make(chan next, 1)
+	go func() {
+		f, err := fr.Next()
+		got <- next{f, err}
+	}()
+	select {
+	case n := <-got:
+		return n.frame, n.err
+	case <-time.After(testsupport.Scaled(10 * time.Second)):
+		r.CloseWithError(errors.New("the test stopped waiting")) // ends the read
+		<-got
+		t.Fatal("the child said nothing for 10s")
+		return nil, nil
 	}
 }
 
 func (h *fakeHost) read() *wire.Message {
 	h.t.Helper()
-	f, err := h.frames.Next()
+	f, err := h.next()
 	if err != nil {
 		h.t.Fatalf("reading from the child: %v", err)
 	}
@@ -391,14 +437,14 @@ func TestServeRefusesAComponentItCannotHost(t *testing.T) {
 			hs := wire.Handshake{Conf: map[string]any{}, PidDir: t.TempDir(), Context: wire.Context{ComponentID: c.component, TaskID: 1}}
 			go func() { _ = wire.WriteFrame(toKid, hs) }()
 			fr := wire.NewFrameReader(fromKid, 0)
-			f, err := fr.Next()
+			f, err := nextFrame(t, fr, fromKid)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m, err := wire.Decode(f); err != nil || m.Kind != wire.KindPid { // Storm reads only a pid first
 				t.Errorf("child said %s first, want its pid", f)
 			}
-			if f, err = fr.Next(); err != nil {
+			if f, err = nextFrame(t, fr, fromKid); err != nil {
 				t.Fatal(err)
 			}
 			var msg map[string]string
@@ -760,6 +806,291 @@ func TestServeBoltChecksDirectEmits(t *testing.T) {
 		if e := h.expect(wire.KindError); !strings.Contains(e.Msg, `component "split" `+tt.why) {
 			t.Errorf("%q: error %q, want it to say %q", tt.text, e.Msg, tt.why)
 		}
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// finish ends the child's input and returns what Serve still said, up to the
+// end of its output, and Serve's error.
+func (h *fakeHost) finish() ([]*wire.Message, error) {
+	h.t.Helper()
+	h.toKid.Close()
+	var said []*wire.Message
+	for {
+		f, err := h.next()
+		if err != nil {
+			break // Serve closed its output: it returned
+		}
+		m, err := wire.Decode(f)
+		if err != nil {
+			h.t.Fatalf("child sent %s: %v", f, err)
+		}
+		said = append(said, m)
+	}
+	return said, testsupport.Recv(h.t, h.done, 10*time.Second, "Serve's end")
+}
+
+// logsOf returns the messages of the log entries among msgs.
+func logsOf(msgs []*wire.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		if m.Kind == wire.KindLog {
+			out = append(out, m.Msg)
+		}
+	}
+	return out
+}
+
+// closingSource is a Source with nothing to emit whose Close returns err, or
+// panics with it if panics is set.
+type closingSource struct {
+	err    error
+	panics bool
+}
+
+func (closingSource) Next() (int, Sentence, bool) { return 0, Sentence{}, false }
+func (closingSource) Ack(int)                     {}
+func (closingSource) Nack(int)                    {}
+func (s closingSource) Close() error {
+	if s.panics {
+		panic(s.err)
+	}
+	return s.err
+}
+
+// A served spout's Source is closed when Serve is done with it; an error it
+// returns, or a panic, is logged to the host, which gets the entry before
+// Serve's output ends. A clean Close logs nothing.
+func TestServeLogsASpoutsUncleanClose(t *testing.T) {
+	for _, tt := range []struct {
+		src  closingSource
+		want string // the one entry logged after the input ended, "" for none
+	}{
+		{closingSource{err: errors.New("the file would not close")}, "spout did not close cleanly"},
+		{closingSource{err: errors.New("closing blew up"), panics: true}, "spout panicked while closing"},
+		{closingSource{}, ""},
+	} {
+		b := dsl.New("closing", nil)
+		spout := b.Spout("s", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Sentence] { return tt.src }))
+		b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(Sentence, dsl.Emitter) error { return nil })), dsl.Shuffle[Sentence]())
+		topo, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := startServe(t, topo, "s", 1)
+		said, err := h.finish()
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		logs := logsOf(said)
+		if tt.want == "" && len(logs) != 0 {
+			t.Errorf("a clean Close was logged: %q", logs)
+		}
+		if tt.want != "" && (len(logs) != 1 || !strings.HasPrefix(logs[0], tt.want) || !strings.Contains(logs[0], tt.src.err.Error())) {
+			t.Errorf("the host heard %q after the input ended, want one entry %q saying %q", logs, tt.want, tt.src.err)
+		}
+	}
+}
+
+// A served bolt's lifecycle tuple that its handler fails is logged to the
+// host (there is no input to fail); one it handles is not.
+func TestServeLogsALifecycleTupleTheBoltFailed(t *testing.T) {
+	type phase struct{ Name string }
+	b := dsl.New("lifecycle-fails", nil)
+	b.Streams(Word{}, phase{})
+	s := b.Spout("words", dsl.Unreliable(func() (Word, bool) { return Word{}, false }))
+	sink := b.Bolt("sink", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[any] {
+		return manualFunc[any](func(v any, in dsl.Tuple, c dsl.Collector) error {
+			if v == (phase{"up"}) {
+				return errors.New("cannot start")
+			}
+			if v != (phase{"down"}) {
+				c.Ack(in)
+			}
+			return nil
+		})
+	}), dsl.LifecycleTuples(phase{"up"}, phase{"down"}))
+	b.Anchored(s, sink, dsl.Shuffle[Word]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startServe(t, topo, "sink", 2)
+	h.send(map[string]any{"id": "7", "comp": "words", "stream": "Word", "task": 1, "tuple": []string{"hello"}})
+	var before []*wire.Message // what Serve said up to the input's ack
+	for m := h.read(); m.Kind != wire.KindAck; m = h.read() {
+		before = append(before, m)
+	}
+	if logs := logsOf(before); len(logs) != 1 || !strings.Contains(logs[0], "bolt failed a lifecycle tuple") || !strings.Contains(logs[0], "cannot start") {
+		t.Errorf("the host heard %q before the input's ack, want the activation's failure logged", logs)
+	}
+	said, err := h.finish()
+	if err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if logs := logsOf(said); len(logs) != 0 {
+		t.Errorf("the deactivation, handled, was logged: %q", logs)
+	}
+}
+
+// A host that runs a Go sender as a shell component without declared ids
+// names its only stream to the bolt "default": Serve takes that stream.
+func TestServeResolvesDefaultToTheSendersOnlyStream(t *testing.T) {
+	b := dsl.New("go-sender", nil)
+	b.Streams(Word{})
+	spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+	split := b.Bolt("split", dsl.AutoAck(func(Sentence, dsl.Emitter) error { return nil }))
+	got := make(chan any, 1)
+	sink := b.Bolt("sink", dsl.AutoAck(func(in any, _ dsl.Emitter) error { got <- in; return nil }))
+	b.Unanchored(spout, split, dsl.Shuffle[Sentence]())
+	b.Unanchored(split, sink, dsl.Shuffle[Word]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startServe(t, topo, "sink", topo.Component("sink").Tasks[0])
+	h.send(map[string]any{"id": "d", "comp": "split", "stream": "default", "task": 2, "tuple": []string{"the"}})
+	if ack := h.expect(wire.KindAck); ack.ID.String() != "d" {
+		t.Fatalf("got %+v, want the input acked", ack)
+	}
+	if in := testsupport.Recv(t, got, 10*time.Second, "the input"); in != (Word{"the"}) {
+		t.Errorf("the bolt got %v, want the Word", in)
+	}
+	if err := h.close(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// A stream id a shell sender declared wins over a stream name it shadows,
+// whatever the order of the edges: here split's "Word" is its Count stream,
+// and its Word stream is "default".
+func TestServePrefersADeclaredIDToAStreamName(t *testing.T) {
+	for _, countFirst := range []bool{true, false} {
+		b := dsl.New("shadowing", nil)
+		b.Streams(Word{}, Count{})
+		spout := b.Spout("sentences", dsl.Unreliable(func() (Sentence, bool) { return Sentence{}, false }))
+		split := b.Bolt("split", multilang.Bolt(multilang.Command{Path: "python3", Args: []string{"split.py"},
+			Outputs: map[string]any{"default": Word{}, "Word": Count{}}}))
+		got := make(chan any, 2)
+		sink := b.Bolt("sink", dsl.AutoAck(func(in any, _ dsl.Emitter) error { got <- in; return nil }))
+		b.Unanchored(spout, split, dsl.Shuffle[Sentence]())
+		if countFirst {
+			b.Unanchored(split, sink, dsl.Shuffle[Count]())
+		}
+		b.Unanchored(split, sink, dsl.Shuffle[Word]())
+		if !countFirst {
+			b.Unanchored(split, sink, dsl.Shuffle[Count]())
+		}
+		topo, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := startServe(t, topo, "sink", topo.Component("sink").Tasks[0])
+		h.send(map[string]any{"id": "c", "comp": "split", "stream": "Word", "task": 3, "tuple": []any{"the", 3}})
+		h.send(map[string]any{"id": "w", "comp": "split", "stream": "default", "task": 3, "tuple": []any{"cow"}})
+		for _, id := range []string{"c", "w"} {
+			if ack := h.expect(wire.KindAck); ack.ID.String() != id {
+				t.Fatalf("count first %v: got %+v, want input %q acked", countFirst, ack, id)
+			}
+		}
+		if a, b := testsupport.Recv(t, got, 10*time.Second, "the count"), testsupport.Recv(t, got, 10*time.Second, "the word"); a != (Count{"the", 3}) || b != (Word{"cow"}) {
+			t.Errorf("count first %v: the bolt got %v and %v", countFirst, a, b)
+		}
+		if err := h.close(); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	}
+}
+
+// When Serve returns for another reason than the end of its input (here a
+// spout that panics), it closes an input that is an io.Closer: the host's
+// writes fail from then on.
+func TestServeClosesItsInputWhenItReturns(t *testing.T) {
+	b := dsl.New("panicking", nil)
+	spout := b.Spout("s", dsl.Unreliable(func() (Sentence, bool) { panic("no more sentences") }))
+	b.Unanchored(spout, b.Bolt("sink", dsl.AutoAck(func(Sentence, dsl.Emitter) error { return nil })), dsl.Shuffle[Sentence]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startServe(t, topo, "s", 1)
+	h.send(map[string]string{"command": "next"})
+	if e := h.expect(wire.KindError); !strings.Contains(e.Msg, "no more sentences") {
+		t.Errorf("error %q, want the panic", e.Msg)
+	}
+	go func() { _, _ = io.Copy(io.Discard, readerOf(h.frames)) }()
+	if err := testsupport.Recv(t, h.done, 10*time.Second, "Serve's end"); err == nil {
+		t.Error("Serve returned nil after the spout panicked")
+	}
+	if _, err := h.toKid.Write([]byte("{}\nend\n")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("the host's write after Serve returned gave %v, want io.ErrClosedPipe", err)
+	}
+	h.toKid.Close()
+}
+
+// numberSource emits its numbers once each, as measures, and records which
+// it heard acked and nacked.
+type numberSource struct {
+	mu            sync.Mutex
+	values        []float64
+	next          int
+	acked, nacked []int
+}
+
+type Measure struct{ V float64 }
+
+func (s *numberSource) Next() (int, Measure, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next == len(s.values) {
+		return 0, Measure{}, false
+	}
+	s.next++
+	return s.next, Measure{s.values[s.next-1]}, true
+}
+func (s *numberSource) Ack(id int)  { s.mu.Lock(); s.acked = append(s.acked, id); s.mu.Unlock() }
+func (s *numberSource) Nack(id int) { s.mu.Lock(); s.nacked = append(s.nacked, id); s.mu.Unlock() }
+
+// A served spout's message that cannot be sent (NaN is no JSON) is nacked
+// and the spout goes on: each message sent has a message id of its own,
+// distinct from every other message's in flight, whose ack the spout hears.
+func TestServeSpoutGoesOnAfterAMessageThatCannotBeSent(t *testing.T) {
+	src := &numberSource{values: []float64{math.NaN(), 1.5, 2.5, math.NaN()}}
+	b := dsl.New("measures", nil)
+	spout := b.Spout("m", dsl.ReliableFrom(func(dsl.TaskInfo) dsl.Source[int, Measure] { return src }))
+	b.Anchored(spout, b.Bolt("sink", dsl.AutoAck(func(Measure, dsl.Emitter) error { return nil })), dsl.Shuffle[Measure]())
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startServe(t, topo, "m", 1)
+	var sent []wire.ID
+	for _, v := range src.values {
+		h.send(map[string]string{"command": "next"})
+		if math.IsNaN(v) {
+			if e := h.expect(wire.KindError); !strings.Contains(e.Msg, "cannot be sent as JSON") {
+				t.Errorf("error %q, want the NaN refused", e.Msg)
+			}
+		} else {
+			emit := h.expect(wire.KindEmit)
+			if string(emit.Tuple[0]) != fmt.Sprint(v) || emit.ID.IsZero() || slices.Contains(sent, emit.ID) {
+				t.Fatalf("emit %+v, want %v with a message id of its own (sent before: %v)", emit, v, sent)
+			}
+			sent = append(sent, emit.ID)
+		}
+		h.expect(wire.KindSync)
+	}
+	for _, id := range sent {
+		h.send(map[string]any{"command": "ack", "id": id})
+		h.expect(wire.KindSync)
+	}
+	src.mu.Lock()
+	acked, nacked := src.acked, src.nacked
+	src.mu.Unlock()
+	if !reflect.DeepEqual(acked, []int{2, 3}) || !reflect.DeepEqual(nacked, []int{1, 4}) {
+		t.Errorf("the source heard acks %v and nacks %v, want [2 3] and [1 4]", acked, nacked)
 	}
 	if err := h.close(); err != nil {
 		t.Fatalf("Serve: %v", err)

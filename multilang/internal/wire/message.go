@@ -323,7 +323,7 @@ func intOf(raw json.RawMessage, what string) (int, error) {
 	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') || json.Unmarshal(raw, &f) != nil {
 		return 0, fmt.Errorf("%q is not a number", what)
 	}
-	if f != math.Trunc(f) || math.Abs(f) > 1<<31 {
+	if f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
 		return 0, fmt.Errorf("%q is not a whole number in range", what)
 	}
 	return int(f), nil

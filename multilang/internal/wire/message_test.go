@@ -95,6 +95,34 @@ func TestDecodeRejectsBadInputWithAReason(t *testing.T) {
 	}
 }
 
+// Numbers a child sends (pid, task, log level) are 32-bit, as Storm's Java
+// ints: -2^31 and 2^31-1 are taken, one past either end is refused.
+func TestDecodeTakesNumbersWithin32Bits(t *testing.T) {
+	for in, want := range map[string]*wire.Message{
+		`{"pid":2147483647}`:                              {Kind: wire.KindPid, Pid: 1<<31 - 1},
+		`{"command":"emit","tuple":[],"task":2147483647}`: {Kind: wire.KindEmit, Stream: "default", Task: 1<<31 - 1, Tuple: raw(), NeedTaskIDs: true},
+		// a level out of Storm's range is info; a number out of 32 bits is refused
+		`{"command":"log","msg":"m","level":-2147483648}`: {Kind: wire.KindLog, Msg: "m", Level: wire.LevelInfo},
+	} {
+		got, err := wire.Decode([]byte(in))
+		if err != nil {
+			t.Errorf("Decode(%s): %v", in, err)
+		} else if !reflect.DeepEqual(got, want) {
+			t.Errorf("Decode(%s) = %+v, want %+v", in, got, want)
+		}
+	}
+	for _, in := range []string{
+		`{"pid":2147483648}`,
+		`{"command":"emit","tuple":[],"task":2147483648}`,
+		`{"command":"log","msg":"m","level":-2147483649}`,
+		`{"command":"log","msg":"m","level":2147483648}`,
+	} {
+		if m, err := wire.Decode([]byte(in)); err == nil || !strings.Contains(err.Error(), "not a whole number in range") {
+			t.Errorf("Decode(%s) = %+v, %v; want it refused as out of range", in, m, err)
+		}
+	}
+}
+
 func TestMessageMarshalDecodesBack(t *testing.T) {
 	msgs := []wire.Message{
 		{Kind: wire.KindEmit, ID: `"x"`, Stream: "s", Task: 3, Tuple: raw(`1`, `"two"`), Anchors: []string{"a"}, NeedTaskIDs: false},
