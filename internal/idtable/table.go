@@ -131,10 +131,11 @@ func (t *Table[V]) removeAt(i int) {
 }
 
 // Sweep calls f for every key, removing those f returns true for. f must not
-// change the table. A key may be visited twice (a removal can move a key
-// already visited past the sweep's position), never skipped; f must give the
-// same answer both times. When the sweep leaves the table under an eighth
-// full, it shrinks: a burst's keys do not hold memory for ever.
+// change the table. No key is skipped, and f removes a key once; a key f kept
+// may be shown to it again (a removal can move a kept key from the start of
+// the slots to past the sweep's position), and f must keep it again. When the
+// sweep leaves the table under an eighth full, it shrinks: a burst's keys do
+// not hold memory for ever.
 func (t *Table[V]) Sweep(f func(key uint64, val *V) (remove bool)) {
 	for i := 0; i < len(t.slots); {
 		s := &t.slots[i]
