@@ -85,8 +85,9 @@ func TestTableAgreesWithAMap(t *testing.T) {
 	}
 }
 
-// A sweep visits every key at least once, and removes exactly what it is
-// told to, even when removals move keys across the end of the slots.
+// A sweep visits every key at least once and a key it removes exactly once,
+// and removes exactly what it is told to, even when removals move keys
+// across the end of the slots.
 func TestSweepVisitsEveryKey(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 200; round++ {
@@ -107,6 +108,9 @@ func TestSweepVisitsEveryKey(t *testing.T) {
 				t.Fatalf("round %d: key %#x never visited", round, k)
 			}
 			if v == 0 {
+				if visited[k] != 1 {
+					t.Fatalf("round %d: removed key %#x shown %d times", round, k, visited[k])
+				}
 				delete(want, k)
 			}
 		}
