@@ -12,8 +12,8 @@
 //	spout (durable consumer "sample") -> work (fails -fail-rate of its inputs) -> sink
 //
 // The sink publishes each record with the message id "<in>-<stream seq>", so a
-// replayed record is stored once. It stops when every record is stored or
-// after -duration, whichever comes first, and prints one last line
+// replayed record is stored once. It stops when every record is stored and
+// committed or after -duration, whichever comes first, and prints one last line
 //
 //	summary: produced=N processed=N committed=N stored=N duplicates=N pending=N lost=0 restarts=N rate=R/s
 //
@@ -142,7 +142,7 @@ func run(url, in, out string, o options) (err error) {
 	deadline := time.After(duration)
 	var ended error // why the topology ended by itself (supervision gave up), if it did
 	stopped := false
-	for !stopped && stored(ctx, j, out)-base < uint64(records) {
+	for !stopped && !finished(ctx, j, in, out, first, base, records) {
 		select {
 		case <-deadline:
 			stopped = true
@@ -266,18 +266,38 @@ func stored(ctx context.Context, j js.JetStream, name string) uint64 {
 	return info.State.Msgs
 }
 
-func summary(ctx context.Context, j js.JetStream, in, out string, first uint64, records int, base uint64, processed int64, restarts int, elapsed time.Duration) error {
+// committedOf returns how many records from the stream sequence first the
+// consumer has acked without a gap: its ack floor.
+func committedOf(ctx context.Context, j js.JetStream, in string, first uint64) (int64, error) {
 	c, err := j.Consumer(ctx, in, "sample")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	info, err := c.Info(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	committed := int64(0)
 	if floor := info.AckFloor.Stream; floor >= first {
-		committed = int64(floor - first + 1)
+		return int64(floor - first + 1), nil
+	}
+	return 0, nil
+}
+
+// finished reports whether every record is stored and committed. Stored alone
+// is not enough: a record stored by an incarnation that crashed before its
+// ack is committed only once it is redelivered and acked again.
+func finished(ctx context.Context, j js.JetStream, in, out string, first, base uint64, records int) bool {
+	if stored(ctx, j, out)-base < uint64(records) {
+		return false
+	}
+	committed, err := committedOf(ctx, j, in, first)
+	return err == nil && committed >= int64(records)
+}
+
+func summary(ctx context.Context, j js.JetStream, in, out string, first uint64, records int, base uint64, processed int64, restarts int, elapsed time.Duration) error {
+	committed, err := committedOf(ctx, j, in, first)
+	if err != nil {
+		return err
 	}
 	storedNow := int64(stored(ctx, j, out) - base)
 	pending := int64(records) - committed
