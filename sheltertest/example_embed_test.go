@@ -135,6 +135,9 @@ func ExampleRecorder_Records() {
 	}
 	clk.Advance(time.Hour)
 	src.Push(Order{2, "lamp"})
+	// The spout may have asked the source for more before the push, found
+	// nothing and backed off again (100 ms by default): end that wait too.
+	clk.Advance(100 * time.Millisecond)
 	if err := rec.Wait(ctx, 2); err != nil {
 		fmt.Println(err)
 		return
