@@ -138,29 +138,28 @@ func perEdgeSlots(slots, senders int) int {
 
 // from returns the lane from task id, making it on first use.
 func (s *edges) from(id int) *edge {
-	if all := s.all.Load(); all != nil {
-		for _, e := range *all {
-			if e.from == id {
-				return e
-			}
-		}
+	if e := laneFrom(s.lanes(), id); e != nil {
+		return e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var old []*edge
-	if all := s.all.Load(); all != nil {
-		old = *all
-		for _, e := range old {
-			if e.from == id {
-				return e
-			}
-		}
+	old := s.lanes() // again: another sender may have published since
+	if e := laneFrom(old, id); e != nil {
+		return e
 	}
-	grown := make([]*edge, len(old), len(old)+1)
-	copy(grown, old)
-	grown = append(grown, newEdge(id, s.perEdge))
+	grown := append(old[:len(old):len(old)], newEdge(id, s.perEdge)) // a copy: readers keep old
 	s.all.Store(&grown)
 	return grown[len(grown)-1]
+}
+
+// laneFrom returns the lane of lanes from task id, or nil.
+func laneFrom(lanes []*edge, id int) *edge {
+	for _, e := range lanes {
+		if e.from == id {
+			return e
+		}
+	}
+	return nil
 }
 
 // lanes returns the inbound lanes made so far.
