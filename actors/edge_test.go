@@ -179,3 +179,35 @@ func TestEdgeLayout(t *testing.T) {
 		t.Errorf("head is %d bytes after the fixed fields, want a cache line (%d) at least", d, cacheLine)
 	}
 }
+
+// A lane of n slots takes n messages without waiting, and parks the n+1st:
+// with the stop already signalled, that one reports false.
+func TestEdgeHoldsExactlyItsSlots(t *testing.T) {
+	for _, n := range []int{2, 4, 8} {
+		e := newEdge(1, n)
+		closed := make(chan struct{})
+		close(closed)
+		for i := range n {
+			if !e.put(i, closed) {
+				t.Fatalf("%d slots: put %d of %d waited for room", n, i+1, n)
+			}
+		}
+		if e.put(n, closed) {
+			t.Fatalf("%d slots: put %d found room in a full lane", n, n+1)
+		}
+		if got := e.len(); got != n {
+			t.Fatalf("%d slots: len = %d after filling it", n, got)
+		}
+		// A parked sender goes on as soon as one slot is free.
+		done, stop := make(chan bool, 1), make(chan struct{})
+		go func() { done <- e.put(n, stop) }()
+		testsupport.WaitUntil(t, 5*time.Second, "the sender parked", e.parked.Load)
+		if e.take() != 0 {
+			t.Fatalf("%d slots: take did not return the oldest", n)
+		}
+		if !testsupport.Recv(t, done, 5*time.Second, "the parked put after one take") {
+			t.Fatalf("%d slots: the parked put gave up", n)
+		}
+		close(stop)
+	}
+}
