@@ -23,13 +23,31 @@ import (
 var errDeliberate = errors.New("deliberate failure")
 
 // amnesiacStore is a memory store that can lose everything at once, as a
-// Redis without persistence that restarts empty.
+// Redis without persistence that restarts empty. It can also hold back the
+// commits after a given checkpoint, so a spec decides which checkpoint meets
+// the empty store: the manual clock's advances may start the next checkpoint
+// before the spec empties the store.
 type amnesiacStore struct {
-	mu sync.Mutex // mu guards Memory
+	mu sync.Mutex // mu guards Memory, holdAfter and admitted
 	*state.Memory
+	holdAfter uint64        // commits of later checkpoints wait for admitted (0: none wait)
+	admitted  chan struct{} // closed by admit
 }
 
-func newAmnesiacStore() *amnesiacStore { return &amnesiacStore{Memory: state.NewMemory()} }
+func newAmnesiacStore() *amnesiacStore {
+	return &amnesiacStore{Memory: state.NewMemory(), admitted: make(chan struct{})}
+}
+
+// hold makes the commits of the checkpoints after id wait until admit, or
+// until their context ends (the incarnation stopped).
+func (a *amnesiacStore) hold(id uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.holdAfter = id
+}
+
+// admit lets the held commits through.
+func (a *amnesiacStore) admit() { close(a.admitted) }
 
 func (a *amnesiacStore) store() *state.Memory {
 	a.mu.Lock()
@@ -54,6 +72,16 @@ func (a *amnesiacStore) Scan(ctx context.Context, space string, fn func(key, val
 }
 
 func (a *amnesiacStore) Commit(ctx context.Context, c state.Checkpoint) error {
+	a.mu.Lock()
+	held := a.holdAfter != 0 && c.ID > a.holdAfter
+	a.mu.Unlock()
+	if held {
+		select {
+		case <-a.admitted:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	return a.store().Commit(ctx, c)
 }
 
@@ -98,11 +126,13 @@ var _ = Describe("State integrity", Label("state", "edges"), func() {
 		clk := NewManualClock()
 		events := newEventLog()
 		topo, _ := failableCount("amnesia-commit", log)
+		store.hold(1) // checkpoint 2 is the first to meet the empty store
 		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithStore(store), clk.Option(), fastRestarts,
 			supervision.WithEvents(events.record))
 		committedOne(clk, store)
 
 		store.forget() // the Redis restarted empty
+		store.admit()
 		Eventually(func() <-chan struct{} {
 			clk.Advance(time.Second)
 			return r.Done()
@@ -122,11 +152,15 @@ var _ = Describe("State integrity", Label("state", "edges"), func() {
 		store := newAmnesiacStore()
 		clk := NewManualClock()
 		topo, fail := failableCount("amnesia-restart", log)
+		// The broken incarnation commits nothing after checkpoint 1: a
+		// checkpoint 2 that the clock starts before the failure lands waits
+		// until the incarnation stops, and is rolled back.
+		store.hold(1)
 		r := sheltertest.Start(GinkgoTB(), topo, supervision.WithStore(store), clk.Option(), fastRestarts)
 		committedOne(clk, store)
 
 		store.forget()
-		fail(errDeliberate) // the broken incarnation takes no checkpoint
+		fail(errDeliberate)
 		Eventually(func() <-chan struct{} {
 			clk.Advance(time.Second) // the restart's back-off
 			return r.Done()
