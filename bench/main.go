@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,7 @@ type config struct {
 	load       float64
 	hops       bool
 	scale      bool
+	trace      string
 }
 
 func parseFlags() config {
@@ -68,6 +70,7 @@ func parseFlags() config {
 	flag.DurationVar(&c.spoutWait, "spout-wait", defaultSpoutWait, "how long a paced spout sleeps when ahead of its rate, in every system")
 	flag.Float64Var(&c.load, "load", 0.5, "the paced runs' rate as a fraction of the full-speed rate")
 	flag.BoolVar(&c.hops, "hops", true, "run goshelter's acked cases once more with the hop probe and print where their complete latency goes")
+	flag.StringVar(&c.trace, "trace", "", "write an execution trace of each paced run (the latency cases) to this file, .1, .2 and so on after the first (go tool trace -pprof=sched FILE names where goroutines waited for a core)")
 	flag.BoolVar(&c.scale, "scale", false, "run the scale mode instead of the table: acked spout->bolt at 2, 8, 32, 128 and 512 tasks (throughput, peak RSS, start and stop times)")
 	flag.BoolVar(&c.markdown, "markdown", false, "print the table as Markdown (for docs/BENCHMARKS.md)")
 	flag.Parse()
@@ -165,6 +168,7 @@ func run(c config) int {
 	}
 	t := timing{warmup: c.warmup, measure: c.duration}
 	var results []result
+	traced := 0 // paced runs traced so far
 	for _, rs := range cases() {
 		if !only.MatchString(rs.name()) {
 			continue
@@ -185,7 +189,9 @@ func run(c config) int {
 		}
 		if rs.half && full.err == nil {
 			s.rate, s.load = full.rate()*c.load, c.load
+			stopTrace := startTrace(c.trace, &traced)
 			results = append(results, runOne(rs, s, t))
+			stopTrace()
 			if probed {
 				results = append(results, hopRun(rs, s, t))
 			}
@@ -207,6 +213,35 @@ func run(c config) int {
 		}
 	}
 	return 0
+}
+
+// startTrace starts an execution trace into path (path.n for the n-th after
+// the first) and returns what stops it; with no path it does nothing. A
+// trace that cannot start is reported and skipped: the run goes on.
+func startTrace(path string, n *int) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	if *n > 0 {
+		path = fmt.Sprintf("%s.%d", path, *n)
+	}
+	*n++
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trace:", err)
+		return func() {}
+	}
+	if err := trace.Start(f); err != nil {
+		fmt.Fprintln(os.Stderr, "trace:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "trace:", err)
+		}
+	}
 }
 
 // kafkaTiming bounds a Kafka case's warm-up and measure (0.3 s and 1 s at
