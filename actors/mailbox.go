@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -19,8 +20,17 @@ type idle struct{}
 
 var idleMsg any = idle{}
 
-// yieldEvery bounds how many messages a mailbox serves before yielding the core.
-const yieldEvery = 256
+// A mailbox that keeps finding messages yields its core after holding it for
+// a time slice, as a ring-buffer consumer thread is preempted by the OS. With
+// more busy tasks than cores (a spout, a bolt and an acker on two), the task
+// a busy one woke waits on that core's run queue until it yields; a bound of
+// 256 messages let a spout catching up hold the core for milliseconds, its
+// acker starving meanwhile and its pending window filling. It reads the
+// clock once every sliceCheck messages (a message is a whole batch).
+const (
+	slice      = 200 * time.Microsecond
+	sliceCheck = 8
+)
 
 // queue is an unbounded FIFO used by the system and control lanes.
 type queue struct {
@@ -250,9 +260,11 @@ func (m *mailbox) run() {
 		}
 	}()
 	served, dirty := 0, false
+	began := time.Now()
 	for {
-		if served++; served%yieldEvery == 0 {
+		if served++; served%sliceCheck == 0 && time.Since(began) > slice {
 			runtime.Gosched()
+			began = time.Now()
 		}
 		if msg = m.system.pop(); msg != nil {
 			m.pending.Add(-1)
