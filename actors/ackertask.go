@@ -42,6 +42,14 @@ func (a *ackerTask) Receive(ctx actor.Context) {
 		clear(m.ops)
 		m.ops = m.ops[:0]
 		ackerPool.Put(m)
+	case *okBlock:
+		// A stateful bolt's acks, held until the checkpoint that covers
+		// them committed.
+		for _, h := range m.acks {
+			a.apply(ackerOp{Kind: opOk, Root: h.root, Edge: h.edge})
+		}
+		m.acks = m.acks[:0]
+		okBlocks.Put(m)
 	case tick:
 		a.trace.in("Tick")
 		// Beats missed while the acker was busy still count: each is a rotation

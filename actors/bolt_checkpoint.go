@@ -2,9 +2,12 @@ package actors
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
+	"github.com/goshelter/goshelter/internal/grouping"
+	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/state"
 	"go.uber.org/zap"
 )
@@ -45,7 +48,7 @@ type boltCheckpoint struct {
 	// covered holds the acks set aside at each barrier, until that
 	// checkpoint commits.
 	covered []coveredAcks
-	spare   [][]heldAck // emptied blocks, for heldAcks to reuse
+	ackers  int // the plan's acker tasks, among which held acks are sorted
 }
 
 type coveredAcks struct {
@@ -62,51 +65,69 @@ const heldAckBlock = 4096
 // trees: Ok(root, edge).
 type heldAck struct{ root, edge uint64 }
 
-// heldAcks is a list of acks in blocks of heldAckBlock. They are held until
-// a checkpoint commits, a whole interval of them (millions a second in a word
+// okBlock is a block of held acks, and the message that takes them to their
+// acker when their checkpoint commits: the block itself travels, so a commit
+// that releases an interval's acks copies none of them into acker batches
+// (which cost 24 bytes an ack plus their growth, on top of the 16 held, all
+// live at once while the acker works through them). The acker empties it and
+// puts it back in okBlocks.
+type okBlock struct{ acks []heldAck }
+
+var okBlocks = sync.Pool{New: func() any { return &okBlock{acks: make([]heldAck, 0, heldAckBlock)} }}
+
+// heldAcks is the acks held for a checkpoint, a list of okBlocks per acker
+// task (by its index in the plan's ackers). They are held until the
+// checkpoint commits, a whole interval of them (millions a second in a word
 // count), so each costs 16 bytes, not a 40-byte TupleID: an input anchored to
 // several trees is held as one Ok per tree, as sendAck would send them. And
-// an ack for the same tree as the one held before it is folded into it: Ok
-// XORs its edge into the tree's value, so Ok(r, a) then Ok(r, b) leave the
-// tree as Ok(r, a^b) does, and what a bolt executes in a row often comes from
-// one tree (the words of one sentence).
-type heldAcks struct{ blocks [][]heldAck }
+// an ack for the same tree as the one held before it for the same acker is
+// folded into it: Ok XORs its edge into the tree's value, so Ok(r, a) then
+// Ok(r, b) leave the tree as Ok(r, a^b) does, and what a bolt executes in a
+// row often comes from one tree (the words of one sentence).
+type heldAcks struct{ byAcker [][]*okBlock }
 
-func (h *heldAcks) add(id *dsl.TupleID, spare *[][]heldAck) {
-	h.put(id.Root, id.Edge, spare)
+// add holds the ack of input id, whose trees are tracked by ackers ackers.
+func (h *heldAcks) add(id *dsl.TupleID, ackers int) {
+	h.put(grouping.Index(id.Root, ackers), id.Root, id.Edge)
 	for _, r := range id.Roots {
-		h.put(r, id.Edge, spare)
+		h.put(grouping.Index(r, ackers), r, id.Edge)
 	}
 }
 
-func (h *heldAcks) put(root, edge uint64, spare *[][]heldAck) {
-	n := len(h.blocks)
+func (h *heldAcks) put(acker int, root, edge uint64) {
+	if acker >= len(h.byAcker) {
+		h.byAcker = append(h.byAcker, make([][]*okBlock, acker+1-len(h.byAcker))...)
+	}
+	blocks := h.byAcker[acker]
+	n := len(blocks)
 	if n > 0 {
-		if last := h.blocks[n-1]; len(last) > 0 && last[len(last)-1].root == root {
+		if last := blocks[n-1].acks; len(last) > 0 && last[len(last)-1].root == root {
 			last[len(last)-1].edge ^= edge
 			return
 		}
 	}
-	if n == 0 || len(h.blocks[n-1]) == heldAckBlock {
-		var b []heldAck
-		if k := len(*spare); k > 0 {
-			b, *spare = (*spare)[k-1], (*spare)[:k-1]
-		} else {
-			b = make([]heldAck, 0, heldAckBlock)
-		}
-		h.blocks = append(h.blocks, b)
+	if n == 0 || len(blocks[n-1].acks) == heldAckBlock {
+		blocks = append(blocks, okBlocks.Get().(*okBlock))
+		h.byAcker[acker] = blocks
 		n++
 	}
-	h.blocks[n-1] = append(h.blocks[n-1], heldAck{root, edge})
+	blocks[n-1].acks = append(blocks[n-1].acks, heldAck{root, edge})
 }
 
-func (h *heldAcks) empty() bool { return len(h.blocks) == 0 }
+func (h *heldAcks) empty() bool {
+	for _, blocks := range h.byAcker {
+		if len(blocks) > 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // newBoltCheckpoint restores a stateful task's state from the last commit;
 // a store that cannot be read fails the task.
 func newBoltCheckpoint(b *boltTask, c *checkpointer, info dsl.TaskInfo) *boltCheckpoint {
 	top := b.inc.plan.Topology
-	k := &boltCheckpoint{c: c, blocked: make([]bool, len(b.inc.boxes)), to: receivers(top, b.task.Component),
+	k := &boltCheckpoint{c: c, blocked: make([]bool, len(b.inc.boxes)), to: receivers(top, b.task.Component), ackers: len(b.inc.plan.Ackers),
 		waits: b.task.Component.Bolt.Kind != windowKind}
 	for _, from := range senders(top, b.task.Component) {
 		k.senders += from.Parallelism
@@ -260,7 +281,7 @@ func (k *boltCheckpoint) pass(b *boltTask, id uint64) {
 }
 
 // hold sets an input's ack aside until its checkpoint commits.
-func (k *boltCheckpoint) hold(id *dsl.TupleID) { k.acks.add(id, &k.spare) }
+func (k *boltCheckpoint) hold(id *dsl.TupleID) { k.acks.add(id, k.ackers) }
 
 // commit acks the inputs covered by checkpoints up to id, and tells a
 // two-phase handler that id committed.
@@ -272,23 +293,27 @@ func (k *boltCheckpoint) commit(b *boltTask, id uint64) {
 				b.task.Component.ID, b.task.ID, id, err)})
 		}
 	}
+	b.out.flushAcks() // the acker operations sent before go first, as they did
 	n := 0
 	for _, c := range k.covered {
 		if c.id > id {
 			break
 		}
-		for _, block := range c.acks.blocks {
-			for i := range block {
-				b.out.ack(ackerOp{Kind: opOk, Root: block[i].root, Edge: block[i].edge})
-			}
-			if len(k.spare) < 4 {
-				k.spare = append(k.spare, block[:0])
+		for i, blocks := range c.acks.byAcker {
+			box := b.inc.boxes[b.inc.plan.Ackers[i]]
+			for _, block := range blocks {
+				if p := b.inc.hops; p != nil {
+					for _, a := range block.acks {
+						p.Mark(a.root, hops.AckFlush)
+					}
+				}
+				box.PostUserMessage(block)
 			}
 		}
 		n++
 	}
+	clear(k.covered[:n])
 	k.covered = append(k.covered[:0], k.covered[n:]...)
-	b.out.flushAcks()
 }
 
 // failed rolls the topology back when a tracked input fails. The cut must not

@@ -7,36 +7,143 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 )
 
-// Held acks fold an ack into the one held before it when both go to the same
-// tree (Ok XORs edges), hold an input of several trees as one Ok per tree, and
-// fill blocks of heldAckBlock, reusing spare ones.
+// heldOf returns the acks held for acker i, block by block.
+func heldOf(h *heldAcks, i int) [][]heldAck {
+	var out [][]heldAck
+	if i < len(h.byAcker) {
+		for _, b := range h.byAcker[i] {
+			out = append(out, b.acks)
+		}
+	}
+	return out
+}
+
+// Held acks fold an ack into the one held before it for the same acker when
+// both go to the same tree (Ok XORs edges), hold an input of several trees as
+// one Ok per tree, each with the acker of its tree, and fill blocks of
+// heldAckBlock.
 func TestHeldAcksFoldAndExpand(t *testing.T) {
 	var h heldAcks
-	var spare [][]heldAck
-	h.add(&dsl.TupleID{Root: 1, Edge: 0b0011}, &spare)
-	h.add(&dsl.TupleID{Root: 1, Edge: 0b0101}, &spare) // folded: 0011 ^ 0101
-	h.add(&dsl.TupleID{Root: 2, Edge: 0b1000, Roots: []uint64{3}}, &spare)
-	h.add(&dsl.TupleID{Root: 1, Edge: 0b0001}, &spare) // another tree came between: not folded
-	want := []heldAck{{1, 0b0110}, {2, 0b1000}, {3, 0b1000}, {1, 0b0001}}
-	if len(h.blocks) != 1 || !reflect.DeepEqual(h.blocks[0], want) {
-		t.Fatalf("held %v, want %v", h.blocks, want)
+	h.add(&dsl.TupleID{Root: 1, Edge: 0b0011}, 1)
+	h.add(&dsl.TupleID{Root: 1, Edge: 0b0101}, 1) // folded: 0011 ^ 0101
+	h.add(&dsl.TupleID{Root: 2, Edge: 0b1000, Roots: []uint64{3}}, 1)
+	h.add(&dsl.TupleID{Root: 1, Edge: 0b0001}, 1) // another tree came between: not folded
+	want := [][]heldAck{{{1, 0b0110}, {2, 0b1000}, {3, 0b1000}, {1, 0b0001}}}
+	if got := heldOf(&h, 0); !reflect.DeepEqual(got, want) {
+		t.Fatalf("held %v, want %v", got, want)
+	}
+
+	// Two ackers: roots 4 and 6 go to the first, 5 and 7 to the second.
+	var two heldAcks
+	two.add(&dsl.TupleID{Root: 4, Edge: 1, Roots: []uint64{5}}, 2)
+	two.add(&dsl.TupleID{Root: 6, Edge: 2}, 2)
+	two.add(&dsl.TupleID{Root: 5, Edge: 4}, 2) // the last held for the second acker is 5's: folded
+	if got, want := heldOf(&two, 0), [][]heldAck{{{4, 1}, {6, 2}}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("first acker holds %v, want %v", got, want)
+	}
+	if got, want := heldOf(&two, 1), [][]heldAck{{{5, 5}}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("second acker holds %v, want %v", got, want)
 	}
 
 	var full heldAcks
-	reused := make([]heldAck, 0, heldAckBlock)
-	spare = [][]heldAck{reused}
+	if !full.empty() {
+		t.Fatal("a new heldAcks is not empty")
+	}
 	for i := range heldAckBlock + 1 {
-		full.add(&dsl.TupleID{Root: uint64(i + 1), Edge: 1}, &spare)
+		full.add(&dsl.TupleID{Root: uint64(i + 1), Edge: 1}, 1)
 	}
-	if len(full.blocks) != 2 || len(full.blocks[0]) != heldAckBlock || len(full.blocks[1]) != 1 {
-		t.Fatalf("blocks of %d and %d, want %d and 1", len(full.blocks[0]), len(full.blocks[len(full.blocks)-1]), heldAckBlock)
-	}
-	if &full.blocks[0][:1][0] != &reused[:1][0] || len(spare) != 0 {
-		t.Error("the first block is not the spare one")
+	blocks := heldOf(&full, 0)
+	if len(blocks) != 2 || len(blocks[0]) != heldAckBlock || len(blocks[1]) != 1 || full.empty() {
+		t.Fatalf("blocks of %d and %d, want %d and 1", len(blocks[0]), len(blocks[len(blocks)-1]), heldAckBlock)
 	}
 	// The ack after a full block folds into the new block's entry.
-	full.add(&dsl.TupleID{Root: heldAckBlock + 1, Edge: 2}, &spare)
-	if got := full.blocks[1]; len(got) != 1 || got[0] != (heldAck{heldAckBlock + 1, 3}) {
+	full.add(&dsl.TupleID{Root: heldAckBlock + 1, Edge: 2}, 1)
+	if got := heldOf(&full, 0)[1]; len(got) != 1 || got[0] != (heldAck{heldAckBlock + 1, 3}) {
 		t.Errorf("last block %v, want the last ack folded into [{%d 3}]", got, heldAckBlock+1)
+	}
+}
+
+// A commit hands each acker the blocks held for it, as they are, after the
+// acker operations the task had buffered; the acks of a later checkpoint stay
+// held until it commits.
+func TestCommitHandsEachAckerItsHeldBlocks(t *testing.T) {
+	o, inc := outboxHarness(t, 64)
+	ackers := inc.plan.Ackers
+	if len(ackers) != 4 {
+		t.Fatalf("%d ackers, the test picks roots for 4", len(ackers))
+	}
+	b := &boltTask{inc: inc, out: o}
+	k := &boltCheckpoint{ackers: len(ackers)}
+	o.ack(ackerOp{Kind: opAnchor, Root: 5, Edge: 1}) // buffered before the commit
+	k.hold(&dsl.TupleID{Root: 4, Edge: 2})            // roots 4, 5, 6, 7: ackers 0, 1, 2, 3
+	k.hold(&dsl.TupleID{Root: 5, Edge: 3, Roots: []uint64{6}})
+	k.covered = append(k.covered, coveredAcks{id: 1, acks: k.acks})
+	k.acks = heldAcks{}
+	k.hold(&dsl.TupleID{Root: 7, Edge: 8})
+	k.covered = append(k.covered, coveredAcks{id: 2, acks: k.acks})
+	k.acks = heldAcks{}
+
+	received := func(acker int) []any {
+		var out []any
+		for m := inc.boxes[acker].control.pop(); m != nil; m = inc.boxes[acker].control.pop() {
+			out = append(out, m)
+		}
+		return out
+	}
+	okAcks := func(m any) []heldAck {
+		blk, ok := m.(*okBlock)
+		if !ok {
+			t.Fatalf("%T posted, want an *okBlock", m)
+		}
+		return blk.acks
+	}
+	k.commit(b, 1)
+	if got := received(ackers[0]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{4, 2}}) {
+		t.Errorf("acker 0 received %v, want Ok(4, 2)", got)
+	}
+	got := received(ackers[1])
+	if len(got) != 2 {
+		t.Fatalf("acker 1 received %d messages, want the buffered batch and a block", len(got))
+	}
+	if batch, ok := got[0].(*ackerBatch); !ok || len(batch.ops) != 1 || batch.ops[0].Kind != opAnchor {
+		t.Errorf("acker 1 first received %#v, want the buffered Anchor", got[0])
+	}
+	if acks := okAcks(got[1]); !reflect.DeepEqual(acks, []heldAck{{5, 3}}) {
+		t.Errorf("acker 1's block %v, want Ok(5, 3)", acks)
+	}
+	if got := received(ackers[2]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{6, 3}}) {
+		t.Errorf("acker 2 received %v, want Ok(6, 3)", got)
+	}
+	if got := received(ackers[3]); len(got) != 0 {
+		t.Errorf("acker 3 received %v before checkpoint 2 committed", got)
+	}
+	if len(k.covered) != 1 || k.covered[0].id != 2 {
+		t.Fatalf("still held: %v, want checkpoint 2's", k.covered)
+	}
+	k.commit(b, 2)
+	if got := received(ackers[3]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{7, 8}}) {
+		t.Errorf("acker 3 received %v, want Ok(7, 8)", got)
+	}
+	if len(k.covered) != 0 {
+		t.Errorf("still held after the last commit: %v", k.covered)
+	}
+}
+
+// The acker applies a block of held acks as Oks, and gives the block back
+// empty.
+func TestAckerAppliesAHeldBlock(t *testing.T) {
+	a, box := ackerHarness(10, 64)
+	a.apply(ackerOp{Kind: opTrack, Root: 1, Spout: 1, Edge: 0b0110})
+	a.apply(ackerOp{Kind: opTrack, Root: 2, Spout: 1, Edge: 0b1000})
+	blk := okBlocks.Get().(*okBlock)
+	blk.acks = append(blk.acks[:0], heldAck{1, 0b0110}, heldAck{2, 0b0001})
+	a.Receive(message{msg: blk})
+	a.flush()
+	if len(blk.acks) != 0 {
+		t.Errorf("the block holds %d acks after the acker applied it", len(blk.acks))
+	}
+	f := posted(box)
+	if len(f) != 1 || !reflect.DeepEqual(f[0].acked, []uint64{1}) || a.open != 1 {
+		t.Fatalf("feedback %v, open %d; want tree 1 acked and tree 2 still open", f, a.open)
 	}
 }
