@@ -75,7 +75,7 @@ func TestCommitHandsEachAckerItsHeldBlocks(t *testing.T) {
 	b := &boltTask{inc: inc, out: o}
 	k := &boltCheckpoint{ackers: len(ackers)}
 	o.ack(ackerOp{Kind: opAnchor, Root: 5, Edge: 1}) // buffered before the commit
-	k.hold(&dsl.TupleID{Root: 4, Edge: 2})            // roots 4, 5, 6, 7: ackers 0, 1, 2, 3
+	k.hold(&dsl.TupleID{Root: 4, Edge: 2})           // roots 4, 5, 6, 7: ackers 0, 1, 2, 3
 	k.hold(&dsl.TupleID{Root: 5, Edge: 3, Roots: []uint64{6}})
 	k.covered = append(k.covered, coveredAcks{id: 1, acks: k.acks})
 	k.acks = heldAcks{}
