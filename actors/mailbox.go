@@ -26,7 +26,8 @@ var idleMsg any = idle{}
 // a busy one woke waits on that core's run queue until it yields; a bound of
 // 256 messages let a spout catching up hold the core for milliseconds, its
 // acker starving meanwhile and its pending window filling. It reads the
-// clock once every sliceCheck messages (a message is a whole batch).
+// clock when it starts serving and then once every sliceCheck messages (a
+// message is a whole batch).
 const (
 	slice      = 200 * time.Microsecond
 	sliceCheck = 8

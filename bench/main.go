@@ -17,6 +17,7 @@
 //	cd bench && go run . -soak 60s       # heap flatness over a long full-speed run
 //	cd bench && go run . -quick -scale   # acked spout->bolt at 2 to 512 tasks
 //	cd bench && go run . -only 'goshelter acked' -cpuprofile cpu.out
+//	cd bench && go run . -quick -only 'goshelter acked spout' -trace trace.out   # the paced runs' execution traces
 package main
 
 import (
