@@ -10,24 +10,30 @@ import (
 type ackerOfNum struct{ N int }
 
 func TestAckerOfSpreadsRootsOverTheAckers(t *testing.T) {
-	for _, c := range []struct {
-		ackers int
-		want   [4]int // the ackers of roots 10, 11, 12, 13 (s is task 1, the ackers 2 on)
-	}{
-		{1, [4]int{2, 2, 2, 2}},
-		{2, [4]int{2, 3, 2, 3}},
-		{3, [4]int{3, 4, 2, 3}}, // not a power of two: the residue by division
-		{4, [4]int{4, 5, 2, 3}},
-	} {
-		b := dsl.New("ackers", dsl.Conf{dsl.AckerTasks: c.ackers})
+	for _, ackers := range []int{1, 2, 3, 4} {
+		b := dsl.New("ackers", dsl.Conf{dsl.AckerTasks: ackers})
 		b.Spout("s", dsl.Unreliable(func() (ackerOfNum, bool) { return ackerOfNum{}, false }))
 		topo, err := b.Build()
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := routing.Compile(topo)
-		if got := [4]int{ackerOf(p, 10), ackerOf(p, 11), ackerOf(p, 12), ackerOf(p, 13)}; got != c.want {
-			t.Errorf("%d ackers: ackers of roots 10-13 = %v, want %v", c.ackers, got, c.want)
+		// Consecutive roots, and roots ackers apart (a stride that the
+		// residue alone would deal to one acker), spread evenly: each acker
+		// gets between 3/4 and 5/4 of its share of 4,000.
+		for _, stride := range []uint64{1, uint64(ackers), 1 << 8} {
+			got := map[int]int{}
+			for i := range uint64(4000) {
+				got[ackerOf(p, 1000+i*stride)]++
+			}
+			for _, a := range p.Ackers {
+				if share := 4000 / ackers; got[a]*4 < share*3 || got[a]*4 > share*5 {
+					t.Errorf("%d ackers, stride %d: acker %d got %d roots of 4000, want about %d (all: %v)", ackers, stride, a, got[a], share, got)
+				}
+			}
+			if len(got) != ackers {
+				t.Errorf("%d ackers, stride %d: roots went to %v, not only to the ackers %v", ackers, stride, got, p.Ackers)
+			}
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/component"
-	"github.com/goshelter/goshelter/internal/grouping"
 	"github.com/goshelter/goshelter/internal/hops"
 	"github.com/goshelter/goshelter/state"
 	"go.uber.org/zap"
@@ -88,9 +87,9 @@ type heldAcks struct{ byAcker [][]*okBlock }
 
 // add holds the ack of input id, whose trees are tracked by ackers ackers.
 func (h *heldAcks) add(id *dsl.TupleID, ackers int) {
-	h.put(grouping.Index(id.Root, ackers), id.Root, id.Edge)
+	h.put(ackerIndex(id.Root, ackers), id.Root, id.Edge)
 	for _, r := range id.Roots {
-		h.put(grouping.Index(r, ackers), r, id.Edge)
+		h.put(ackerIndex(r, ackers), r, id.Edge)
 	}
 }
 

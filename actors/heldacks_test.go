@@ -7,6 +7,15 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 )
 
+// rootOf returns a root of acker i of n: the first from from on.
+func rootOf(i, n int, from uint64) uint64 {
+	for r := from; ; r++ {
+		if ackerIndex(r, n) == i {
+			return r
+		}
+	}
+}
+
 // heldOf returns the acks held for acker i, block by block.
 func heldOf(h *heldAcks, i int) [][]heldAck {
 	var out [][]heldAck
@@ -33,15 +42,17 @@ func TestHeldAcksFoldAndExpand(t *testing.T) {
 		t.Fatalf("held %v, want %v", got, want)
 	}
 
-	// Two ackers: roots 4 and 6 go to the first, 5 and 7 to the second.
+	// Two ackers: roots a and c go to the first, b to the second.
+	a, b := rootOf(0, 2, 1), rootOf(1, 2, 1)
+	c := rootOf(0, 2, a+1)
 	var two heldAcks
-	two.add(&dsl.TupleID{Root: 4, Edge: 1, Roots: []uint64{5}}, 2)
-	two.add(&dsl.TupleID{Root: 6, Edge: 2}, 2)
-	two.add(&dsl.TupleID{Root: 5, Edge: 4}, 2) // the last held for the second acker is 5's: folded
-	if got, want := heldOf(&two, 0), [][]heldAck{{{4, 1}, {6, 2}}}; !reflect.DeepEqual(got, want) {
+	two.add(&dsl.TupleID{Root: a, Edge: 1, Roots: []uint64{b}}, 2)
+	two.add(&dsl.TupleID{Root: c, Edge: 2}, 2)
+	two.add(&dsl.TupleID{Root: b, Edge: 4}, 2) // the last held for the second acker is b's: folded
+	if got, want := heldOf(&two, 0), [][]heldAck{{{a, 1}, {c, 2}}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("first acker holds %v, want %v", got, want)
 	}
-	if got, want := heldOf(&two, 1), [][]heldAck{{{5, 5}}}; !reflect.DeepEqual(got, want) {
+	if got, want := heldOf(&two, 1), [][]heldAck{{{b, 5}}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("second acker holds %v, want %v", got, want)
 	}
 
@@ -74,12 +85,13 @@ func TestCommitHandsEachAckerItsHeldBlocks(t *testing.T) {
 	}
 	b := &boltTask{inc: inc, out: o}
 	k := &boltCheckpoint{ackers: len(ackers)}
-	o.ack(ackerOp{Kind: opAnchor, Root: 5, Edge: 1}) // buffered before the commit
-	k.hold(&dsl.TupleID{Root: 4, Edge: 2})           // roots 4, 5, 6, 7: ackers 0, 1, 2, 3
-	k.hold(&dsl.TupleID{Root: 5, Edge: 3, Roots: []uint64{6}})
+	r := [4]uint64{rootOf(0, 4, 1), rootOf(1, 4, 1), rootOf(2, 4, 1), rootOf(3, 4, 1)} // a root of each acker
+	o.ack(ackerOp{Kind: opAnchor, Root: r[1], Edge: 1})                                // buffered before the commit
+	k.hold(&dsl.TupleID{Root: r[0], Edge: 2})
+	k.hold(&dsl.TupleID{Root: r[1], Edge: 3, Roots: []uint64{r[2]}})
 	k.covered = append(k.covered, coveredAcks{id: 1, acks: k.acks})
 	k.acks = heldAcks{}
-	k.hold(&dsl.TupleID{Root: 7, Edge: 8})
+	k.hold(&dsl.TupleID{Root: r[3], Edge: 8})
 	k.covered = append(k.covered, coveredAcks{id: 2, acks: k.acks})
 	k.acks = heldAcks{}
 
@@ -98,8 +110,8 @@ func TestCommitHandsEachAckerItsHeldBlocks(t *testing.T) {
 		return blk.acks
 	}
 	k.commit(b, 1)
-	if got := received(ackers[0]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{4, 2}}) {
-		t.Errorf("acker 0 received %v, want Ok(4, 2)", got)
+	if got := received(ackers[0]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{r[0], 2}}) {
+		t.Errorf("acker 0 received %v, want Ok(r0, 2)", got)
 	}
 	got := received(ackers[1])
 	if len(got) != 2 {
@@ -108,11 +120,11 @@ func TestCommitHandsEachAckerItsHeldBlocks(t *testing.T) {
 	if batch, ok := got[0].(*ackerBatch); !ok || len(batch.ops) != 1 || batch.ops[0].Kind != opAnchor {
 		t.Errorf("acker 1 first received %#v, want the buffered Anchor", got[0])
 	}
-	if acks := okAcks(got[1]); !reflect.DeepEqual(acks, []heldAck{{5, 3}}) {
-		t.Errorf("acker 1's block %v, want Ok(5, 3)", acks)
+	if acks := okAcks(got[1]); !reflect.DeepEqual(acks, []heldAck{{r[1], 3}}) {
+		t.Errorf("acker 1's block %v, want Ok(r1, 3)", acks)
 	}
-	if got := received(ackers[2]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{6, 3}}) {
-		t.Errorf("acker 2 received %v, want Ok(6, 3)", got)
+	if got := received(ackers[2]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{r[2], 3}}) {
+		t.Errorf("acker 2 received %v, want Ok(r2, 3)", got)
 	}
 	if got := received(ackers[3]); len(got) != 0 {
 		t.Errorf("acker 3 received %v before checkpoint 2 committed", got)
@@ -121,8 +133,8 @@ func TestCommitHandsEachAckerItsHeldBlocks(t *testing.T) {
 		t.Fatalf("still held: %v, want checkpoint 2's", k.covered)
 	}
 	k.commit(b, 2)
-	if got := received(ackers[3]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{7, 8}}) {
-		t.Errorf("acker 3 received %v, want Ok(7, 8)", got)
+	if got := received(ackers[3]); len(got) != 1 || !reflect.DeepEqual(okAcks(got[0]), []heldAck{{r[3], 8}}) {
+		t.Errorf("acker 3 received %v, want Ok(r3, 8)", got)
 	}
 	if len(k.covered) != 0 {
 		t.Errorf("still held after the last commit: %v", k.covered)

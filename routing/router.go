@@ -35,7 +35,8 @@ type Router struct {
 	self    Task
 	sink    Sink
 	ids     ids.Source
-	tracks  bool // the topology has ackers
+	roots   ids.Roots // ids as a Roots, when it numbers roots apart; else nil
+	tracks  bool      // the topology has ackers
 	streams []streamOut
 	last    *streamOut // the last stream emitted, checked first (nil before any)
 	// header is the tuple being delivered: the sink copies it, so one header
@@ -79,6 +80,7 @@ var groupings = map[dsl.GroupingKind]groupingKind{
 // NewRouter builds the emit path of task. src supplies its tuple ids.
 func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 	r := &Router{plan: p, self: task, sink: sink, ids: src, tracks: len(p.Ackers) > 0}
+	r.roots, _ = src.(ids.Roots)
 	r.header.Task = task.ID
 	if task.Component != nil {
 		r.header.Source = task.Component.ID
@@ -145,7 +147,7 @@ func (r *Router) EmitSpout(tuple any, tracked bool, direct int) (root uint64, er
 		return r.failTree(0, tracked), err
 	}
 	if tracked && r.reaches(s, direct) {
-		root = r.ids.Next()
+		root = r.nextRoot()
 		r.sink.Track(root, r.self.ID)
 	}
 	if s.keyed {
@@ -181,11 +183,19 @@ func (r *Router) failTree(root uint64, tracked bool) uint64 {
 		return root
 	}
 	if root == 0 {
-		root = r.ids.Next()
+		root = r.nextRoot()
 		r.sink.Track(root, r.self.ID)
 	}
 	r.sink.Fail(root)
 	return root
+}
+
+// nextRoot returns a new tree's root.
+func (r *Router) nextRoot() uint64 {
+	if r.roots != nil {
+		return r.roots.NextRoot()
+	}
+	return r.ids.Next()
 }
 
 // reaches reports whether an emit on s (to task direct, unless 0) is delivered

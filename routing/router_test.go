@@ -503,3 +503,34 @@ func TestAPanickingKeyFailsTheSpoutTuplesTree(t *testing.T) {
 		t.Errorf("root %d, sink calls %+v; want %+v", root, s.calls, want)
 	}
 }
+
+// rootedIDs numbers roots apart from its other ids, as the runtime's source
+// does (ids.Roots).
+type rootedIDs struct{ root, id uint64 }
+
+func (r *rootedIDs) Next() uint64     { r.id++; return r.id }
+func (r *rootedIDs) NextRoot() uint64 { r.root++; return r.root }
+
+// A source that numbers roots apart gives a spout's trees their roots, also
+// the tree of a tuple that cannot be routed, and its other ids the edges.
+func TestSpoutRootsComeFromTheRootSequence(t *testing.T) {
+	p := compile(t, nil, func(b *dsl.Builder) {
+		b.Anchored(b.Spout("src", reliable[word]()), b.Bolt("dst", sink[word]()), dsl.Shuffle[word]())
+	})
+	task := tasksOf(p, "src")[0]
+	s := &recordingSink{}
+	r := p.NewRouter(taskOf(p, task), s, &rootedIDs{root: 1000, id: 100})
+	first, err := r.EmitSpout(word{"x"}, true, 0)
+	if err != nil || first != 1001 {
+		t.Fatalf("first root %d, %v; want 1001, the root sequence's", first, err)
+	}
+	if second, _ := r.EmitSpout(word{"y"}, true, 0); second != 1002 {
+		t.Errorf("second root %d, want 1002", second)
+	}
+	if failed, err := r.EmitSpout(3.5, true, 0); err == nil || failed != 1003 {
+		t.Errorf("an unroutable tuple's tree %d (%v), want 1003 and an error", failed, err)
+	}
+	if got := s.calls[1]; got.Kind != "anchor" || got.Root != 1001 || got.Edge != 101 {
+		t.Errorf("the first edge %+v, want anchor 101 in tree 1001", got)
+	}
+}

@@ -39,7 +39,39 @@ func Seeded(seed uint64) Source {
 	return &randomIDs{r: mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)}
 }
 
-type randomIDs struct{ r *mrand.PCG }
+// Roots is a Source that numbers tree roots apart from its other ids. The
+// runtime's own source does: a root needs only to differ from the other open
+// trees' roots, while an edge id must be random for the XOR of a tree's edges
+// to reach zero only when every edge was acked. Consecutive roots sit in
+// consecutive slots of the tables that hold open trees (internal/idtable), so
+// a tree opened, looked up and closed touches memory in the order the trees
+// came, where random roots cost a cache miss each in a table of a second's
+// trees. A Source without it (a spec's reproducible one, WithIDs) gives roots
+// from Next as it gives every id.
+type Roots interface {
+	// NextRoot returns the next tree root, never zero.
+	NextRoot() uint64
+}
+
+type randomIDs struct {
+	r    *mrand.PCG
+	root uint64 // the last root, 0 before the first; the first is random
+}
+
+// NextRoot returns roots in sequence from a random start. Two tasks' roots
+// meet only if one task's sequence runs into the other's: from random starts
+// that takes 2^63 roots on average, and fewer than 2^40 (a day at 10 M/s)
+// with a probability of 2^-23 for a pair of tasks.
+func (g *randomIDs) NextRoot() uint64 {
+	if g.root == 0 {
+		g.root = g.Next()
+		return g.root
+	}
+	if g.root++; g.root == 0 {
+		g.root = 1
+	}
+	return g.root
+}
 
 func (g *randomIDs) Next() uint64 {
 	for {

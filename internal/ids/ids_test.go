@@ -74,3 +74,29 @@ func TestSeededIsReproducibleAndRandomIsNot(t *testing.T) {
 		t.Error("two random sources gave the same ids")
 	}
 }
+
+// The runtime's sources number roots in sequence from a random start, apart
+// from their other ids, and never give root 0, even where the sequence wraps.
+func TestRandomNumbersRootsInSequence(t *testing.T) {
+	for _, s := range []Source{Random(), Seeded(5)} {
+		r, ok := s.(Roots)
+		if !ok {
+			t.Fatalf("%T numbers no roots", s)
+		}
+		first := r.NextRoot()
+		s.Next() // an edge id between two roots does not move them
+		if second := r.NextRoot(); first == 0 || second != first+1 {
+			t.Errorf("%T: roots %d, %d; want a non-zero root and its successor", s, first, second)
+		}
+	}
+	if first, other := Random().(Roots).NextRoot(), Random().(Roots).NextRoot(); first == other {
+		t.Errorf("two sources started their roots at the same %d", first)
+	}
+	wrapping := &randomIDs{root: ^uint64(0) - 1}
+	if got := []uint64{wrapping.NextRoot(), wrapping.NextRoot()}; got[0] != ^uint64(0) || got[1] != 1 {
+		t.Errorf("roots across the wrap %v, want [%d 1]", got, ^uint64(0))
+	}
+	if _, ok := Source(Sequence(1, 1)).(Roots); ok {
+		t.Error("a spec's Sequence numbers roots apart: its tables of known ids would change")
+	}
+}

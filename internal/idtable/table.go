@@ -1,12 +1,18 @@
-// Package idtable is a hash table keyed by tuple-tree ids: non-zero uint64s
-// that the runtime draws at random. The acker's open trees and a reliable
-// spout's pending messages live in one, looked up once or twice per tuple.
+// Package idtable is a hash table keyed by tuple-tree ids: non-zero uint64s.
+// The acker's open trees and a reliable spout's pending messages live in one,
+// looked up once or twice per tuple.
 //
 // It exists because those lookups were a third of an acked tuple's CPU in Go
-// maps (hashing, control-byte matching, tombstones): here a key is its own
-// hash after one multiplication, slots hold key and value side by side, and a
-// removal shifts the probe sequence back instead of leaving a tombstone, so a
-// lookup reads one cache line or two.
+// maps (hashing, control-byte matching, tombstones). Here a key's home slot is
+// its low bits: the runtime's tree roots come in sequence from a random start
+// (ids.Roots), so the trees open at a time sit in consecutive slots and are
+// opened, looked up and closed in about the order of memory, and random keys
+// spread as well. Slots hold key and value side by side. Collisions are
+// resolved by linear probing in Robin Hood order (a key that is further from
+// its home takes the slot of one that is nearer), so a lookup stops at the
+// first key nearer its home than it would be, and a removal shifts the keys
+// after it back only as far as the next key at its home: removing one of a
+// long run of consecutive keys moves none of the others.
 package idtable
 
 import "math/bits"
@@ -27,26 +33,31 @@ type Table[V any] struct {
 	shift uint8 // 64 - log2(len(slots))
 }
 
-// home is key's first slot: Fibonacci hashing, which spreads sequential ids
-// (a test's id source) as well as random ones.
+// home is key's first slot: its low bits.
 func (t *Table[V]) home(key uint64) uint64 {
-	return (key * 0x9e3779b97f4a7c15) >> t.shift
+	return key & (^uint64(0) >> t.shift)
+}
+
+// dist is how far slot i is past the home of the key it holds.
+func (t *Table[V]) dist(i uint64) uint64 {
+	return (i - t.home(t.slots[i].key)) & uint64(len(t.slots)-1)
 }
 
 // Len returns how many keys the table holds.
 func (t *Table[V]) Len() int { return t.n }
 
-// find returns key's slot, or -1.
+// find returns key's slot, or -1. In Robin Hood order the probe can stop at a
+// free slot or at a key nearer its home than key would be there.
 func (t *Table[V]) find(key uint64) int {
 	if t.n == 0 || key == 0 {
 		return -1
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := t.home(key); ; i = (i + 1) & mask {
-		switch t.slots[i].key {
-		case key:
+	for i, d := t.home(key), uint64(0); ; i, d = (i+1)&mask, d+1 {
+		switch k := t.slots[i].key; {
+		case k == key:
 			return int(i)
-		case 0:
+		case k == 0 || t.dist(i) < d:
 			return -1
 		}
 	}
@@ -80,7 +91,7 @@ func (t *Table[V]) Put(key uint64, val V) {
 		t.resize(max(minSlots, len(t.slots)*2))
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := t.home(key); ; i = (i + 1) & mask {
+	for i, d := t.home(key), uint64(0); ; i, d = (i+1)&mask, d+1 {
 		s := &t.slots[i]
 		if s.key == key {
 			s.val = val
@@ -90,6 +101,10 @@ func (t *Table[V]) Put(key uint64, val V) {
 			s.key, s.val = key, val
 			t.n++
 			return
+		}
+		if sd := t.dist(i); sd < d { // key is absent: it takes the slot, the resident goes on
+			key, val, s.key, s.val = s.key, s.val, key, val
+			d = sd
 		}
 	}
 }
@@ -113,18 +128,15 @@ func (t *Table[V]) Delete(key uint64) {
 	}
 }
 
-// removeAt frees slot i and moves back each later key of the probe sequence
-// that may take the hole (one whose home is not cyclically within (hole, j]),
-// so that every lookup still meets its key before a free slot.
+// removeAt frees slot i and moves each following key one slot back, up to a
+// free slot or a key at its home, which keeps the Robin Hood order: every
+// lookup still meets its key before it stops.
 func (t *Table[V]) removeAt(i int) {
 	mask := len(t.slots) - 1
 	hole := i
-	for j := (i + 1) & mask; t.slots[j].key != 0; j = (j + 1) & mask {
-		home := int(t.home(t.slots[j].key))
-		if (j-home)&mask >= (j-hole)&mask { // home is at or before the hole
-			t.slots[hole] = t.slots[j]
-			hole = j
-		}
+	for j := (i + 1) & mask; t.slots[j].key != 0 && t.dist(uint64(j)) != 0; j = (j + 1) & mask {
+		t.slots[hole] = t.slots[j]
+		hole = j
 	}
 	t.slots[hole] = slot[V]{}
 	t.n--

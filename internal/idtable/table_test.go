@@ -31,17 +31,34 @@ func check(t *testing.T, step string, tab *Table[int], want map[uint64]int) {
 	if len(tab.slots) > 0 && len(want)*4 > len(tab.slots)*3 {
 		t.Fatalf("%s: %d keys in %d slots: over three quarters full", step, len(want), len(tab.slots))
 	}
+	// Robin Hood order: a key after a free slot is at its home, and a key is
+	// at most one slot further from its home than the key before it.
+	mask := len(tab.slots) - 1
+	for i := range tab.slots {
+		if tab.slots[i].key == 0 {
+			continue
+		}
+		d, prev := tab.dist(uint64(i)), (i-1)&mask
+		if tab.slots[prev].key == 0 && d != 0 {
+			t.Fatalf("%s: slot %d holds %#x %d slots past its home, after a free slot", step, i, tab.slots[i].key, d)
+		}
+		if tab.slots[prev].key != 0 && d > tab.dist(uint64(prev))+1 {
+			t.Fatalf("%s: slot %d holds %#x %d slots past its home, after a key %d past its own", step, i, tab.slots[i].key, d, tab.dist(uint64(prev)))
+		}
+	}
 }
 
 // Random operations on keys from a small space, so that probe sequences
 // collide, run into each other and wrap around the end of the slots; after
 // each, the table holds exactly what a map holds.
 func TestTableAgreesWithAMap(t *testing.T) {
-	for _, space := range []uint64{8, 40, 1000} {
-		r := rand.New(rand.NewPCG(space, 7))
+	for _, c := range []struct{ space, stride uint64 }{{8, 1}, {40, 1}, {1000, 1}, {40, 16}, {300, 1 << 20}} {
+		space := c.space
+		r := rand.New(rand.NewPCG(space, c.stride))
 		var tab Table[int]
 		want := map[uint64]int{}
-		key := func() uint64 { return 1 + r.Uint64N(space) }
+		// A stride puts keys on the same low bits: they share homes.
+		key := func() uint64 { return (1 + r.Uint64N(space)) * c.stride }
 		for step := 0; step < 20000; step++ {
 			switch op := r.IntN(10); {
 			case op < 5:
@@ -118,22 +135,33 @@ func TestSweepVisitsEveryKey(t *testing.T) {
 	}
 }
 
-// Sequential keys (a test's id source) spread like random ones: no key is
-// far from its home.
-func TestSequentialKeysProbeShort(t *testing.T) {
-	var tab Table[struct{}]
-	for k := uint64(1); k <= 3000; k++ {
-		tab.Put(k, struct{}{})
-	}
-	mask := uint64(len(tab.slots) - 1)
-	worst := uint64(0)
-	for i, s := range tab.slots {
-		if s.key != 0 {
-			worst = max(worst, (uint64(i)-tab.home(s.key))&mask)
+// Sequential keys (the runtime's roots) sit at their homes, in consecutive
+// slots, while a window of them slides through the table as trees open and
+// close; and a removal moves none of the others.
+func TestSequentialKeysSitAtHome(t *testing.T) {
+	var tab Table[uint64]
+	const open = 3000
+	start := uint64(1)<<63 - 1000 // crosses 2^63 and wraps the slots many times
+	for k := start; k < start+20*open; k++ {
+		tab.Put(k, k)
+		if k >= start+open {
+			old := k - open
+			before := tab.find(old + 1)
+			if v, ok := tab.Take(old); !ok || v != old {
+				t.Fatalf("Take(%d) = %d, %v", old, v, ok)
+			}
+			if after := tab.find(old + 1); after != before {
+				t.Fatalf("removing %d moved %d from slot %d to %d", old, old+1, before, after)
+			}
 		}
 	}
-	if worst > 16 {
-		t.Errorf("a sequential key sits %d slots past its home", worst)
+	for i, s := range tab.slots {
+		if s.key != 0 && tab.dist(uint64(i)) != 0 {
+			t.Fatalf("slot %d holds %d, %d slots past its home", i, s.key, tab.dist(uint64(i)))
+		}
+	}
+	if tab.Len() != open {
+		t.Fatalf("%d keys, want %d", tab.Len(), open)
 	}
 }
 
@@ -212,6 +240,20 @@ func BenchmarkChurn(b *testing.B) {
 			}
 			if i >= open {
 				tab.Take(keys[(i-open)&(len(keys)-1)])
+			}
+		}
+	})
+	b.Run("idtable-sequential", func(b *testing.B) {
+		var tab Table[[3]uint64]
+		base := keys[0]
+		for i := 0; i < b.N; i++ {
+			k := base + uint64(i)
+			tab.Put(k, [3]uint64{k})
+			if p := tab.Ref(k); p != nil {
+				p[1] ^= k
+			}
+			if i >= open {
+				tab.Take(k - open)
 			}
 		}
 	})
