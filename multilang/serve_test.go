@@ -637,27 +637,38 @@ func TestServeSpoutEmitsDirectWithTheHostsTaskIDs(t *testing.T) {
 // TestServeDeliversLifecycleTuplesAsTheRuntimeDoes: a served bolt hears its
 // activation tuple before its first input and its deactivation tuple when the
 // host closes its input, untracked, from Storm's system component.
-func TestServeDeliversLifecycleTuplesAsTheRuntimeDoes(t *testing.T) {
-	type phase struct{ Name string }
-	var mu sync.Mutex
-	var seen []string
-	b := dsl.New("lifecycle", nil)
+// phase is the lifecycle tuple of lifecycleTopology's bolt.
+type phase struct{ Name string }
+
+// lifecycleTopology is words -> sink, the sink (task 2) a manual bolt that
+// handles its Words and its lifecycle tuples phase{"up"} and phase{"down"}
+// with handle.
+func lifecycleTopology(t *testing.T, name string, handle func(v any, in dsl.Tuple, c dsl.Collector) error) *dsl.Topology {
+	t.Helper()
+	b := dsl.New(name, nil)
 	b.Streams(Word{}, phase{})
 	s := b.Spout("words", dsl.Unreliable(func() (Word, bool) { return Word{}, false }))
 	sink := b.Bolt("sink", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[any] {
-		return manualFunc[any](func(v any, in dsl.Tuple, c dsl.Collector) error {
-			mu.Lock()
-			seen = append(seen, fmt.Sprintf("%v from %s/%d tracked=%v", v, in.Source, in.Task, in.ID.Edge != 0))
-			mu.Unlock()
-			c.Ack(in)
-			return nil
-		})
+		return manualFunc[any](handle)
 	}), dsl.LifecycleTuples(phase{"up"}, phase{"down"}))
 	b.Anchored(s, sink, dsl.Shuffle[Word]())
 	topo, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return topo
+}
+
+func TestServeDeliversLifecycleTuplesAsTheRuntimeDoes(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	topo := lifecycleTopology(t, "lifecycle", func(v any, in dsl.Tuple, c dsl.Collector) error {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%v from %s/%d tracked=%v", v, in.Source, in.Task, in.ID.Edge != 0))
+		mu.Unlock()
+		c.Ack(in)
+		return nil
+	})
 	h := startServe(t, topo, "sink", 2)
 	h.send(map[string]any{"id": "7", "comp": "words", "stream": "Word", "task": 1, "tuple": []string{"hello"}})
 	if ack := h.expect(wire.KindAck); ack.ID.String() != "7" {
@@ -897,26 +908,15 @@ func TestServeLogsASpoutsUncleanClose(t *testing.T) {
 // A served bolt's lifecycle tuple that its handler fails is logged to the
 // host (there is no input to fail); one it handles is not.
 func TestServeLogsALifecycleTupleTheBoltFailed(t *testing.T) {
-	type phase struct{ Name string }
-	b := dsl.New("lifecycle-fails", nil)
-	b.Streams(Word{}, phase{})
-	s := b.Spout("words", dsl.Unreliable(func() (Word, bool) { return Word{}, false }))
-	sink := b.Bolt("sink", dsl.Manual(func(dsl.TaskInfo) dsl.ManualHandler[any] {
-		return manualFunc[any](func(v any, in dsl.Tuple, c dsl.Collector) error {
-			if v == (phase{"up"}) {
-				return errors.New("cannot start")
-			}
-			if v != (phase{"down"}) {
-				c.Ack(in)
-			}
-			return nil
-		})
-	}), dsl.LifecycleTuples(phase{"up"}, phase{"down"}))
-	b.Anchored(s, sink, dsl.Shuffle[Word]())
-	topo, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo := lifecycleTopology(t, "lifecycle-fails", func(v any, in dsl.Tuple, c dsl.Collector) error {
+		if v == (phase{"up"}) {
+			return errors.New("cannot start")
+		}
+		if v != (phase{"down"}) {
+			c.Ack(in)
+		}
+		return nil
+	})
 	h := startServe(t, topo, "sink", 2)
 	h.send(map[string]any{"id": "7", "comp": "words", "stream": "Word", "task": 1, "tuple": []string{"hello"}})
 	var before []*wire.Message // what Serve said up to the input's ack
