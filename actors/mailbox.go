@@ -26,8 +26,8 @@ var idleMsg any = idle{}
 // a busy one woke waits on that core's run queue until it yields; a bound of
 // 256 messages let a spout catching up hold the core for milliseconds, its
 // acker starving meanwhile and its pending window filling. It reads the
-// clock when it starts serving and then once every sliceCheck messages (a
-// message is a whole batch).
+// clock once every sliceCheck messages (a message is a whole batch), the
+// first read starting the slice, so a run that serves fewer reads none.
 const (
 	slice      = 200 * time.Microsecond
 	sliceCheck = 8
@@ -261,11 +261,15 @@ func (m *mailbox) run() {
 		}
 	}()
 	served, dirty := 0, false
-	began := time.Now()
+	var began time.Time // the slice's start, read at its first check: most runs end sooner
 	for {
-		if served++; served%sliceCheck == 0 && time.Since(began) > slice {
-			runtime.Gosched()
-			began = time.Now()
+		if served++; served%sliceCheck == 0 {
+			if now := time.Now(); began.IsZero() {
+				began = now
+			} else if now.Sub(began) > slice {
+				runtime.Gosched()
+				began = time.Time{}
+			}
 		}
 		if msg = m.system.pop(); msg != nil {
 			m.pending.Add(-1)
