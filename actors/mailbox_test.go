@@ -2,7 +2,9 @@ package actors
 
 import (
 	"reflect"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,4 +232,36 @@ func TestTicksAndInputsTakeTurns(t *testing.T) {
 	if got := rec.got(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
+}
+
+// A mailbox that keeps finding messages yields its core after a time slice:
+// on one core, a goroutine that is ready meanwhile runs after tens of
+// messages, not after Go's own preemption (10 ms, hundreds of messages here).
+func TestABusyMailboxYieldsItsCoreAfterASlice(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const work = 20 * time.Microsecond // each message's handler is busy this long
+	var served atomic.Int64
+	var stop atomic.Bool
+	m, rec, d := newMailbox(4, 1), &recorder{}, &manualDispatcher{}
+	m.RegisterHandlers(rec, d)
+	rec.hook = func(msg any) {
+		if _, ok := msg.(int); !ok || stop.Load() {
+			return
+		}
+		for begin := time.Now(); time.Since(begin) < work; {
+		}
+		served.Add(1)
+		m.PostUserMessage(0) // always one more: the run never runs dry
+	}
+	m.PostUserMessage(0)
+	done := make(chan struct{})
+	go func() { d.runAll(); close(done) }()
+	runtime.Gosched() // the mailbox runs; this goroutine waits its turn
+	n := served.Load()
+	stop.Store(true)
+	testsupport.Recv(t, done, 10*time.Second, "the mailbox's run to end")
+	if n == 0 || n > 100 {
+		t.Errorf("a ready goroutine ran after %d messages of %v each, want a slice's worth (%v): under 100", n, work, slice)
+	}
+	t.Logf("a ready goroutine ran after %d messages", n)
 }
