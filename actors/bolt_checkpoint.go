@@ -99,8 +99,8 @@ func (h *heldAcks) put(acker int, root, edge uint64) {
 	}
 	blocks := h.byAcker[acker]
 	n := len(blocks)
-	if n > 0 {
-		if last := blocks[n-1].acks; len(last) > 0 && last[len(last)-1].root == root {
+	if n > 0 { // a listed block holds its first ack already
+		if last := blocks[n-1].acks; last[len(last)-1].root == root {
 			last[len(last)-1].edge ^= edge
 			return
 		}
@@ -113,14 +113,8 @@ func (h *heldAcks) put(acker int, root, edge uint64) {
 	blocks[n-1].acks = append(blocks[n-1].acks, heldAck{root, edge})
 }
 
-func (h *heldAcks) empty() bool {
-	for _, blocks := range h.byAcker {
-		if len(blocks) > 0 {
-			return false
-		}
-	}
-	return true
-}
+// empty reports whether no ack is held: byAcker grows only when one is.
+func (h *heldAcks) empty() bool { return len(h.byAcker) == 0 }
 
 // newBoltCheckpoint restores a stateful task's state from the last commit;
 // a store that cannot be read fails the task.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/hops"
 )
 
 // rootOf returns a root of acker i of n: the first from from on.
@@ -55,6 +56,9 @@ func TestHeldAcksFoldAndExpand(t *testing.T) {
 	if got, want := heldOf(&two, 1), [][]heldAck{{{b, 5}}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("second acker holds %v, want %v", got, want)
 	}
+	if len(two.byAcker) != 2 {
+		t.Errorf("acks held for %d ackers of 2: a commit hands a list to each", len(two.byAcker))
+	}
 
 	var full heldAcks
 	if !full.empty() {
@@ -86,7 +90,10 @@ func TestCommitHandsEachAckerItsHeldBlocks(t *testing.T) {
 	b := &boltTask{inc: inc, out: o}
 	k := &boltCheckpoint{ackers: len(ackers)}
 	r := [4]uint64{rootOf(0, 4, 1), rootOf(1, 4, 1), rootOf(2, 4, 1), rootOf(3, 4, 1)} // a root of each acker
-	o.ack(ackerOp{Kind: opAnchor, Root: r[1], Edge: 1})                                // buffered before the commit
+	for !hops.Sampled(r[0]) {                                                          // one the hop probe would time: with no probe, nothing marks it
+		r[0] = rootOf(0, 4, r[0]+1)
+	}
+	o.ack(ackerOp{Kind: opAnchor, Root: r[1], Edge: 1}) // buffered before the commit
 	k.hold(&dsl.TupleID{Root: r[0], Edge: 2})
 	k.hold(&dsl.TupleID{Root: r[1], Edge: 3, Roots: []uint64{r[2]}})
 	k.covered = append(k.covered, coveredAcks{id: 1, acks: k.acks})
