@@ -51,6 +51,9 @@ type streamOut struct {
 	dists  []distributor
 	direct bool // the stream's subscribers use direct grouping
 	keyed  bool // some delivery runs a grouping key function (user code that may panic)
+	// unicast: one delivery, to one task or by shuffle or to the lowest task,
+	// so an untracked emit needs no more than Unicast.
+	unicast bool
 }
 
 // distributor spreads one stream over one destination component's tasks.
@@ -99,9 +102,23 @@ func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 				out.keyed = out.keyed || kind == byFields
 			}
 		}
+		out.unicast = len(out.dists) == 1 && unicastKind(out.dists[0])
 		r.streams[i] = out
 	}
 	return r
+}
+
+// unicastKind reports whether d sends each tuple to one task it picks with
+// no key function: what Unicast picks for.
+func unicastKind(d distributor) bool {
+	switch {
+	case len(d.route.tasks) == 0:
+		return false
+	case len(d.route.tasks) == 1:
+		return d.kind != byEmitter
+	default:
+		return d.kind == byShuffle || d.kind == toLowest
+	}
 }
 
 // stream finds the stream of tuple's type.
@@ -160,6 +177,31 @@ func (r *Router) EmitSpout(tuple any, tracked bool, direct int) (root uint64, er
 	roots := dsl.TupleID{Root: root}
 	r.route(s, tuple, &roots, direct)
 	return root, nil
+}
+
+// Unicast returns the task an untracked tuple emitted without a direct task
+// goes to, and its stream, when the emit needs none of EmitSpout's and Emit's
+// generality: its stream is the one emitted last, and it has one subscriber,
+// grouped without a key function. The caller then appends the value to that
+// task's batch itself, with no tuple header to fill and no Sink call. ok is
+// false otherwise, and the caller takes EmitSpout or Emit, which also
+// remember the stream for the next Unicast.
+//
+// The task is the one route would pick: the same round robin advances.
+func (r *Router) Unicast(tuple any) (task int, stream *dsl.Stream, ok bool) {
+	s := r.last
+	if s == nil || s.typ != typeWord(tuple) || !s.unicast {
+		return 0, nil, false
+	}
+	d := &s.dists[0]
+	tasks := d.route.tasks
+	if d.kind == byShuffle && len(tasks) > 1 {
+		if d.next++; d.next >= len(tasks) {
+			d.next = 0
+		}
+		return tasks[d.next], s.stream, true
+	}
+	return tasks[0], s.stream, true
 }
 
 // routeGuarded routes a spout's tuple on a stream with a grouping key function,
