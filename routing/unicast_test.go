@@ -147,3 +147,51 @@ func TestUnicastDeclinesWhatNeedsTheWholeRoute(t *testing.T) {
 		}
 	})
 }
+
+// A bolt's emit lets a grouping key function's panic through to the task,
+// which fails the input (EmitSpout guards it instead): so a bolt's keyed
+// stream takes Unicast too, picking by the key as Emit does.
+func TestUnicastOfABoltPicksByTheKey(t *testing.T) {
+	p := compile(t, nil, func(b *dsl.Builder) {
+		relay := b.Bolt("relay", dsl.AutoAck(func(word, dsl.Emitter) error { return nil }))
+		b.Anchored(b.Spout("src", unreliable[word]()), relay, dsl.Shuffle[word]())
+		b.Anchored(relay, b.Bolt("dst", sink[word](), dsl.Parallelism(3)), dsl.Fields(func(w word) string {
+			if w.W == "boom" {
+				panic("no key for boom")
+			}
+			return w.W
+		}, "W"))
+	})
+	keys := []string{"apple", "banana", "cherry", "date", "apple", "date", "fig"}
+	byEmit, emitted := routerOf(p, "relay", 0)
+	for _, k := range keys {
+		if err := byEmit.Emit(word{k}, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := emitted.deliveries()
+	r, rec := routerOf(p, "relay", 0)
+	if err := r.Emit(word{keys[0]}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.deliveries()
+	for _, k := range keys[1:] {
+		task, _, ok := r.Unicast(word{k})
+		if !ok {
+			t.Fatalf("Unicast(%q) = not ok, want a task", k)
+		}
+		got = append(got, task)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Unicast's tasks = %v, want Emit's %v", got, want)
+	}
+	if len(map[int]bool{got[0]: true, got[1]: true, got[2]: true, got[3]: true}) < 2 {
+		t.Fatalf("the keys went to %v: pick keys that spread", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Unicast with a panicking key function returned, want its panic")
+		}
+	}()
+	r.Unicast(word{"boom"})
+}
