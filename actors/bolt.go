@@ -323,6 +323,16 @@ func (b *boltTask) EmitTasks(anchors []dsl.Tuple, direct int, tuple any, tasks [
 }
 
 func (b *boltTask) emit(tuple any, anchors []dsl.TupleID, direct int) {
+	if len(anchors) == 0 && direct == 0 {
+		if task, stream, ok := b.router.Unicast(tuple); ok {
+			b.out.deliverValue(task, tuple, stream)
+			if b.trace.on() {
+				b.trace.emit(tuple, anchors, direct)
+			}
+			b.emitted++
+			return
+		}
+	}
 	if err := b.router.Emit(tuple, anchors, direct); err != nil {
 		panic(err) // the emit contract: executeFrom recovers it and fails the input
 	}

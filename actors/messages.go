@@ -36,6 +36,19 @@ func (b *tupleBatch) add(t *dsl.Tuple) {
 	}
 }
 
+// addValue appends an untracked tuple of stream carrying v, from task of
+// component source.
+func (b *tupleBatch) addValue(v any, stream *dsl.Stream, source string, task int) {
+	if len(b.values) == 0 {
+		b.source, b.task = source, task
+	}
+	b.values = append(b.values, v)
+	b.streams = append(b.streams, stream)
+	if len(b.ids) != 0 { // tracked tuples before it: keep the ids in step
+		b.ids = append(b.ids, dsl.TupleID{})
+	}
+}
+
 func (b *tupleBatch) addID(id *dsl.TupleID) {
 	if len(b.ids) == 0 { // the first tracked tuple: the earlier ones had none
 		b.ids = append(b.ids, make([]dsl.TupleID, len(b.values)-1)...)

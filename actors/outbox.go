@@ -29,7 +29,8 @@ func (g *gauge) add(d int64) {
 // batch per destination task and per acker, and flushes acker batches before data.
 type outbox struct {
 	inc       *incarnation
-	from      int // the sending task's id
+	from      int    // the sending task's id
+	source    string // and its component's id, the Source of its tuples
 	batchSize int
 	lanes     []*edge       // by destination task id: this task's data lane to it, once used
 	data      []*tupleBatch // by destination task id
@@ -49,8 +50,14 @@ type outbox struct {
 
 func newOutbox(inc *incarnation, from, batchSize int, stats *taskStats) *outbox {
 	n := len(inc.plan.Tasks) + 1
-	return &outbox{inc: inc, from: from, batchSize: batchSize, lanes: make([]*edge, n),
+	o := &outbox{inc: inc, from: from, batchSize: batchSize, lanes: make([]*edge, n),
 		data: make([]*tupleBatch, n), acks: make([]*ackerBatch, n), sent: stats.sent}
+	if from >= 1 && from <= len(inc.plan.Tasks) {
+		if c := inc.plan.Tasks[from-1].Component; c != nil {
+			o.source = c.ID
+		}
+	}
+	return o
 }
 
 // send puts msg on the data lane to task, parking while it is full; it
@@ -66,6 +73,33 @@ func (o *outbox) send(task int, msg any) bool {
 
 // Deliver buffers a copy of t for task.
 func (o *outbox) Deliver(task int, t *dsl.Tuple) {
+	b := o.data[task]
+	if b == nil || o.recording {
+		b = o.batchTo(task)
+	}
+	b.add(t)
+	if b.len() >= o.batchSize {
+		o.full(task)
+	}
+}
+
+// deliverValue buffers an untracked tuple of stream carrying v for task, from
+// this task: Deliver for what routing.Router.Unicast picked, with no header to
+// read. (Deliver's twin line for line: each inlines its batch's append.)
+func (o *outbox) deliverValue(task int, v any, stream *dsl.Stream) {
+	b := o.data[task]
+	if b == nil || o.recording {
+		b = o.batchTo(task)
+	}
+	b.addValue(v, stream, o.source, o.from)
+	if b.len() >= o.batchSize {
+		o.full(task)
+	}
+}
+
+// batchTo returns the batch being filled for task, making it if there is none,
+// and records task if the outbox is recording.
+func (o *outbox) batchTo(task int) *tupleBatch {
 	if o.recording {
 		o.recorded = append(o.recorded, task)
 	}
@@ -75,15 +109,17 @@ func (o *outbox) Deliver(task int, t *dsl.Tuple) {
 		o.data[task] = b
 		o.dirty = append(o.dirty, task)
 	}
-	b.add(t)
-	if b.len() >= o.batchSize {
-		if o.holding {
-			o.filled = true
-			return
-		}
-		o.flushAcks()
-		o.flushTo(task)
+	return b
+}
+
+// full flushes task's batch, which is full, unless an emit holds it.
+func (o *outbox) full(task int) {
+	if o.holding {
+		o.filled = true
+		return
 	}
+	o.flushAcks()
+	o.flushTo(task)
 }
 
 // hold defers data flushes until release. A spout emit runs between the two: a

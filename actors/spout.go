@@ -314,6 +314,17 @@ func (s *spoutTask) EmitDirect(task int, tuple any, tracked bool) uint64 {
 // cannot be routed fails its message (the router has failed its tree) and is
 // logged, and the spout goes on.
 func (s *spoutTask) emit(tuple any, tracked bool, direct int) uint64 {
+	if !tracked && direct == 0 {
+		// Most untracked emits: no tree, so nothing to hold the batches for.
+		if task, stream, ok := s.router.Unicast(tuple); ok {
+			s.out.deliverValue(task, tuple, stream)
+			if s.trace.on() {
+				s.trace.emit(tuple, nil, 0)
+			}
+			s.emitted++
+			return 0
+		}
+	}
 	s.out.hold()
 	root, err := s.router.EmitSpout(tuple, tracked, direct)
 	if root != 0 {

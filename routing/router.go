@@ -51,6 +51,9 @@ type streamOut struct {
 	dists  []distributor
 	direct bool // the stream's subscribers use direct grouping
 	keyed  bool // some delivery runs a grouping key function (user code that may panic)
+	// unicast: one delivery, to one task per tuple, so an untracked emit
+	// needs no more than Unicast.
+	unicast bool
 }
 
 // distributor spreads one stream over one destination component's tasks.
@@ -99,9 +102,27 @@ func (p *Plan) NewRouter(task Task, sink Sink, src ids.Source) *Router {
 				out.keyed = out.keyed || kind == byFields
 			}
 		}
+		// A spout's router guards key functions (routeGuarded), so its
+		// keyed streams take EmitSpout; a bolt's emit lets their panics
+		// through to the task, which fails the input, on either path.
+		keyedOK := task.Component != nil && task.Component.Spout == nil
+		out.unicast = len(out.dists) == 1 && unicastKind(out.dists[0], keyedOK)
 		r.streams[i] = out
 	}
 	return r
+}
+
+// unicastKind reports whether d sends each tuple to one task: what Unicast
+// picks for. A fields grouping counts only when keyed is true.
+func unicastKind(d distributor, keyed bool) bool {
+	switch {
+	case len(d.route.tasks) == 0:
+		return false
+	case len(d.route.tasks) == 1:
+		return d.kind != byEmitter
+	default:
+		return d.kind == byShuffle || d.kind == toLowest || keyed && d.kind == byFields
+	}
 }
 
 // stream finds the stream of tuple's type.
@@ -160,6 +181,40 @@ func (r *Router) EmitSpout(tuple any, tracked bool, direct int) (root uint64, er
 	roots := dsl.TupleID{Root: root}
 	r.route(s, tuple, &roots, direct)
 	return root, nil
+}
+
+// Unicast returns the task an untracked tuple emitted without a direct task
+// goes to, and its stream, when the emit needs none of EmitSpout's and Emit's
+// generality: its stream is the one emitted last, and it has one subscriber,
+// grouped to one task per tuple (shuffle, global, or, for a bolt, fields).
+// The caller then appends the value to that task's batch itself, with no
+// tuple header to fill and no Sink call. ok is false otherwise, and the
+// caller takes EmitSpout or Emit, which also remember the stream for the
+// next Unicast.
+//
+// The task is the one route would pick: the same round robin advances, the
+// same key picks. A bolt's key function that panics panics here as in Emit;
+// a spout's keyed streams are left to EmitSpout, which turns that panic into
+// an error.
+func (r *Router) Unicast(tuple any) (task int, stream *dsl.Stream, ok bool) {
+	s := r.last
+	if s == nil || s.typ != typeWord(tuple) || !s.unicast {
+		return 0, nil, false
+	}
+	d := &s.dists[0]
+	tasks := d.route.tasks
+	if len(tasks) > 1 {
+		switch d.kind {
+		case byShuffle:
+			if d.next++; d.next >= len(tasks) {
+				d.next = 0
+			}
+			return tasks[d.next], s.stream, true
+		case byFields: // a bolt's: its key function's panic fails the input
+			return tasks[grouping.Index(d.route.edge.Grouping.Key(tuple), len(tasks))], s.stream, true
+		}
+	}
+	return tasks[0], s.stream, true
 }
 
 // routeGuarded routes a spout's tuple on a stream with a grouping key function,

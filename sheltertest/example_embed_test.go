@@ -133,10 +133,16 @@ func ExampleRecorder_Records() {
 		fmt.Println(err)
 		return
 	}
-	clk.Advance(time.Hour)
+	// Quiet, not Advance: the hour ends the spout's back-off, and Quiet
+	// returns once the spout has asked the source again, found nothing and
+	// backed off anew (100 ms by default). Then the push and the end of that
+	// wait. With Advance, that Next could find nothing before the push and
+	// arm its wait after the 100 ms passed: the lamp would wait forever.
+	if err := clk.Quiet(ctx, running, time.Hour); err != nil {
+		fmt.Println(err)
+		return
+	}
 	src.Push(Order{2, "lamp"})
-	// The spout may have asked the source for more before the push, found
-	// nothing and backed off again (100 ms by default): end that wait too.
 	clk.Advance(100 * time.Millisecond)
 	if err := rec.Wait(ctx, 2); err != nil {
 		fmt.Println(err)

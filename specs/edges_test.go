@@ -72,6 +72,42 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 		Expect(r.Stats().Restarts).To(BeZero())
 	})
 
+	DescribeTable("fails a bolt's input whose emit's grouping key panics, and the bolt goes on",
+		func(connect func(b *dsl.Builder, from, to string, g dsl.Grouping)) {
+			src := sheltertest.NewSource(KeyedNum{Key: "a", N: 1}, KeyedNum{Key: "boom", N: 2}, KeyedNum{Key: "c", N: 3})
+			got := new(sheltertest.Recorder[KeyedNum])
+			b := dsl.New("bolt-key-panics", nil)
+			relay := b.Bolt("relay", dsl.AutoAck(func(k KeyedNum, out dsl.Emitter) error {
+				out.Emit(k)
+				return nil
+			}))
+			connect(b, b.Spout("spout", src.Spout()), relay, dsl.Shuffle[KeyedNum]())
+			b.Anchored(relay, b.Bolt("sink", got.Bolt(), dsl.Parallelism(2)), dsl.Fields(func(k KeyedNum) string {
+				if k.Key == "boom" {
+					panic("no key for boom")
+				}
+				return k.Key
+			}, "Key"))
+			logs, observed := ObserveLogs()
+			r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), logs)
+
+			Eventually(src.Outcomes).Should(HaveLen(3))
+			Eventually(got.Len).Should(Equal(2))
+			Expect(got.All()).To(ConsistOf(KeyedNum{Key: "a", N: 1}, KeyedNum{Key: "c", N: 3}))
+			Expect(src.Nacked()).To(Equal([]int{2}), "the relay failed the input whose emit panicked")
+			Expect(src.Acked()).To(ConsistOf(1, 3))
+			Expect(r.Stats().Restarts).To(BeZero(), "a bad key is not a broken task")
+			Expect(observed.FilterMessage("bolt failed its input").Len()).To(Equal(1))
+			Stop(r)
+			Expect(src.Verify()).To(Succeed())
+		},
+		// The relay's emits join its input's tree: the router's general path.
+		Entry("when its emits are anchored", (*dsl.Builder).Anchored),
+		// Its input is tracked (a spout's tracked emit is, on every edge),
+		// its emits are not: the short path (routing.Router.Unicast).
+		Entry("when its emits are unanchored", (*dsl.Builder).Unanchored),
+	)
+
 	DescribeTable("gives every id exactly one outcome when a source callback panics",
 		func(ackPanics, nackPanics int, fail bool) {
 			// The source's Ack or Nack panics for one id, after the outcome

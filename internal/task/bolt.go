@@ -71,24 +71,39 @@ func (b *bolt) TwoPhase() component.TwoPhase {
 func (b *bolt) execute(in *dsl.Tuple, c dsl.Collector) (handled bool, err error) {
 	ok, err := b.typed.Execute(in, c)
 	if !ok {
-		c.Fail(*in)
-		return false, fmt.Errorf("input of type %T is not %v", in.Value, b.spec.Input)
+		return false, b.mismatch(in, c)
 	}
 	return true, err
 }
 
+// mismatch fails in, whose value the handler does not take.
+//
+//go:noinline
+func (b *bolt) mismatch(in *dsl.Tuple, c dsl.Collector) error {
+	c.Fail(*in)
+	return fmt.Errorf("input of type %T is not %v", in.Value, b.spec.Input)
+}
+
 // executeAuto hands in to the handler and leaves its ack to the caller
-// (ack true) when the handler returned nil; an error fails in.
+// (ack true) when the handler returned nil; an error fails in, as a value the
+// handler does not take does.
 func (b *bolt) executeAuto(in *dsl.Tuple, c dsl.Collector) (ack bool, err error) {
-	handled, err := b.execute(in, c)
-	if !handled {
-		return false, err
-	}
-	if err != nil {
-		c.Fail(*in)
-		return false, err
+	handled, err := b.typed.Execute(in, c)
+	if !handled || err != nil {
+		return false, b.failed(in, c, handled, err)
 	}
 	return true, nil
+}
+
+// failed fails in, which the handler did not take or returned err for.
+//
+//go:noinline
+func (b *bolt) failed(in *dsl.Tuple, c dsl.Collector, handled bool, err error) error {
+	if !handled {
+		return b.mismatch(in, c)
+	}
+	c.Fail(*in)
+	return err
 }
 
 // ticked hands a tick to the handler's Tick hook, if it has one.
