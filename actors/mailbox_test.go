@@ -244,9 +244,14 @@ func TestABusyMailboxYieldsItsCoreAfterASlice(t *testing.T) {
 	var stop atomic.Bool
 	m, rec, d := newMailbox(4, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
+	started := make(chan struct{}, 1)
 	rec.hook = func(msg any) {
 		if _, ok := msg.(int); !ok || stop.Load() {
 			return
+		}
+		select {
+		case started <- struct{}{}: // the first message readies the test's goroutine
+		default:
 		}
 		for begin := time.Now(); time.Since(begin) < work; {
 		}
@@ -256,7 +261,10 @@ func TestABusyMailboxYieldsItsCoreAfterASlice(t *testing.T) {
 	m.PostUserMessage(0)
 	done := make(chan struct{})
 	go func() { d.runAll(); close(done) }()
-	runtime.Gosched() // the mailbox runs; this goroutine waits its turn
+	// Ready from the first message on, this goroutine runs when the mailbox
+	// yields the only core. (A Gosched here could come back before the
+	// mailbox's goroutine ran at all, on a loaded machine: 0 messages.)
+	testsupport.Recv(t, started, 10*time.Second, "the mailbox's first message")
 	n := served.Load()
 	stop.Store(true)
 	testsupport.Recv(t, done, 10*time.Second, "the mailbox's run to end")
