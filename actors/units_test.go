@@ -462,14 +462,46 @@ func outboxHarness(t *testing.T, batch int) (*outbox, *incarnation) {
 }
 
 func TestOutboxFlushesAFullBatch(t *testing.T) {
-	o, inc := outboxHarness(t, 2)
-	o.Deliver(2, &dsl.Tuple{Value: 1})
-	if d := inc.boxes[2].depth(); d != 0 {
-		t.Fatalf("a batch of 1 of 2 was sent (depth %d)", d)
+	for name, deliver := range map[string]func(o *outbox, v int){
+		"Deliver":      func(o *outbox, v int) { o.Deliver(2, &dsl.Tuple{Value: v}) },
+		"deliverValue": func(o *outbox, v int) { o.deliverValue(2, v, nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			o, inc := outboxHarness(t, 2)
+			deliver(o, 1)
+			if d := inc.boxes[2].depth(); d != 0 {
+				t.Fatalf("a batch of 1 of 2 was sent (depth %d)", d)
+			}
+			deliver(o, 2)
+			if d := inc.boxes[2].depth(); d != 1 || inc.gauge.n.Load() != 2 || o.sent[2].Load() != 2 {
+				t.Fatalf("depth %d, in flight %d, sent %d; want the full batch sent", d, inc.gauge.n.Load(), o.sent[2].Load())
+			}
+			deliver(o, 3)
+			if d := inc.boxes[2].depth(); d != 1 {
+				t.Fatalf("depth %d after a third tuple, want the new batch kept", d)
+			}
+		})
 	}
-	o.Deliver(2, &dsl.Tuple{Value: 2})
-	if d := inc.boxes[2].depth(); d != 1 || inc.gauge.n.Load() != 2 || o.sent[2].Load() != 2 {
-		t.Fatalf("depth %d, in flight %d, sent %d; want the full batch sent", d, inc.gauge.n.Load(), o.sent[2].Load())
+}
+
+// An outbox knows its task's component: the Source of the tuples whose
+// batches deliverValue starts. Ackers have none.
+func TestOutboxNamesItsTasksComponent(t *testing.T) {
+	for _, ackers := range []int{0, 2} {
+		b := dsl.New("names", dsl.Conf{dsl.AckerTasks: ackers})
+		spout := b.Spout("a-source", dsl.Unreliable(func() (num, bool) { return num{}, false }))
+		b.Unanchored(spout, b.Bolt("z-sink", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }), dsl.Parallelism(2)), dsl.Shuffle[num]())
+		plan := routing.Compile(build(t, b))
+		inc := &incarnation{plan: plan, gauge: newGauge()}
+		for _, task := range plan.Tasks {
+			want := ""
+			if task.Component != nil {
+				want = task.Component.ID
+			}
+			if got := newOutbox(inc, task.ID, 4, newTaskStats(len(plan.Tasks)+1)).source; got != want {
+				t.Errorf("%d ackers: the outbox of task %d names %q, want %q", ackers, task.ID, got, want)
+			}
+		}
 	}
 }
 
@@ -1057,6 +1089,21 @@ func TestAckerMergesATrackWithItsAnchors(t *testing.T) {
 // TestTupleBatchRoundTrip: a batch gives back every tuple as it was added: the
 // emitter once per batch, ids only from the first tracked tuple on (the earlier
 // ones load untracked), and a recycled batch forgets them.
+// A batch a pool hands back keeps its last header: the first addValue
+// replaces it, as the first add does.
+func TestAddValueSetsTheHeaderOfItsBatch(t *testing.T) {
+	s := &dsl.Stream{Name: "s"}
+	b := getBatch(4)
+	b.source, b.task = "stale", 99
+	b.addValue(1, s, "split", 4)
+	var got dsl.Tuple
+	b.load(0, &got)
+	if want := (dsl.Tuple{Value: 1, Stream: s, Source: "split", Task: 4}); !reflect.DeepEqual(got, want) {
+		t.Errorf("tuple = %+v, want %+v", got, want)
+	}
+	putBatch(b)
+}
+
 func TestTupleBatchRoundTrip(t *testing.T) {
 	s1, s2 := &dsl.Stream{Name: "s1"}, &dsl.Stream{Name: "s2"}
 	in := []dsl.Tuple{
