@@ -29,8 +29,7 @@ func (g *gauge) add(d int64) {
 // batch per destination task and per acker, and flushes acker batches before data.
 type outbox struct {
 	inc       *incarnation
-	from      int    // the sending task's id
-	source    string // and its component's id, the Source of its tuples
+	from      int // the sending task's id
 	batchSize int
 	lanes     []*edge       // by destination task id: this task's data lane to it, once used
 	data      []*tupleBatch // by destination task id
@@ -46,6 +45,9 @@ type outbox struct {
 	// the drain gauge before anything of theirs leaves the task (countTrees):
 	// one atomic add per flush, not one per tree on a line every task writes.
 	trees int64
+	// source is the task's component id, the Source of its tuples: read
+	// once per batch deliverValue starts, so it sits after the hot fields.
+	source string
 }
 
 func newOutbox(inc *incarnation, from, batchSize int, stats *taskStats) *outbox {
