@@ -3,6 +3,7 @@ package actors
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/hops"
@@ -49,4 +50,44 @@ func TestTheHopProbeSeesEveryHopOfASampledTree(t *testing.T) {
 			t.Errorf("hop %q timed for %d trees, want %d", h, seen[h], n)
 		}
 	}
+}
+
+// An acker batch marks AckFlush for the trees it acks (the tree's last Ok is
+// the hop), not for those it tracks or anchors.
+func TestAckFlushMarksOnlyTheTreesAnOkLeavesFor(t *testing.T) {
+	const root = uint64(1) << 8 // sampled
+	for name, c := range map[string]struct {
+		ops  []ackerOp
+		want int
+	}{
+		"Track and Anchor": {[]ackerOp{{Kind: opTrack, Root: root, Spout: 1}, {Kind: opAnchor, Root: root, Edge: 7}}, 0},
+		"Ok":               {[]ackerOp{{Kind: opOk, Root: root, Edge: 9}}, 1},
+	} {
+		o, inc := outboxHarness(t, 64)
+		p := hops.NewProbe()
+		inc.hops = p
+		p.Mark(root, hops.Emit)
+		for _, op := range c.ops {
+			o.ack(op)
+		}
+		o.flushAcks()
+		p.Mark(root, hops.Settled)
+		flushes := 0
+		for _, s := range settledSpans(p.Spans()) {
+			if s.Hop == hops.AckFlush {
+				flushes = len(s.Samples)
+			}
+		}
+		if flushes != c.want {
+			t.Errorf("%s: AckFlush timed for %d trees, want %d", name, flushes, c.want)
+		}
+	}
+}
+
+// settledSpans returns the spans of a probe whose one tree settled.
+func settledSpans(spans []hops.Span, total []time.Duration) []hops.Span {
+	if len(total) != 1 {
+		panic("the tree did not settle")
+	}
+	return spans
 }
