@@ -85,7 +85,9 @@ func TestUntrackedSpoutEmitsArriveAsRoutedOnes(t *testing.T) {
 	}
 }
 
-func TestUnanchoredBoltEmitsArriveAsRoutedOnes(t *testing.T) {
+// relayHarness is the bolt task "relay" of source -> relay -> sink, all
+// unanchored, with its router and outbox; nobody runs the mailboxes.
+func relayHarness(t *testing.T) (*boltTask, *incarnation) {
 	b := dsl.New("relay", nil)
 	relay := b.Bolt("relay", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }))
 	b.Unanchored(b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false })), relay, dsl.Shuffle[num]())
@@ -96,7 +98,12 @@ func TestUnanchoredBoltEmitsArriveAsRoutedOnes(t *testing.T) {
 	task := plan.Tasks[plan.Topology.Component("relay").Tasks[0]-1]
 	stats := newTaskStats(len(inc.boxes))
 	out := newOutbox(inc, task.ID, 64, stats)
-	bt := &boltTask{inc: inc, task: task, out: out, stats: stats, router: plan.NewRouter(task, out, ids.Sequence(1, 1))}
+	return &boltTask{inc: inc, task: task, out: out, stats: stats, router: plan.NewRouter(task, out, ids.Sequence(1, 1))}, inc
+}
+
+func TestUnanchoredBoltEmitsArriveAsRoutedOnes(t *testing.T) {
+	bt, inc := relayHarness(t)
+	plan, task, out := inc.plan, bt.task, bt.out
 	sink := plan.Topology.Component("sink").Tasks[0]
 	// The first emit finds the stream, the second takes Unicast; EmitTasks
 	// records the task either way.

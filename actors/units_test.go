@@ -18,7 +18,6 @@ import (
 	"github.com/goshelter/goshelter/dsl"
 	"github.com/goshelter/goshelter/internal/clock"
 	"github.com/goshelter/goshelter/internal/component"
-	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/routing"
 )
 
@@ -1139,17 +1138,8 @@ func TestTupleBatchRoundTrip(t *testing.T) {
 // TestBoltEmitsAreCountedOncePublished: a bolt counts its emits with a plain
 // add and publishes them to its stats at the end of the message.
 func TestBoltEmitsAreCountedOncePublished(t *testing.T) {
-	b := dsl.New("relay", nil)
-	relay := b.Bolt("relay", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }))
-	b.Unanchored(b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false })), relay, dsl.Shuffle[num]())
-	b.Unanchored(relay, b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
-	plan := routing.Compile(build(t, b))
-	inc := &incarnation{plan: plan, gauge: newGauge()}
-	inc.boxes = idleBoxes(len(plan.Tasks)+1, 8)
-	task := plan.Tasks[plan.Topology.Component("relay").Tasks[0]-1]
-	stats := newTaskStats(len(inc.boxes))
-	out := newOutbox(inc, task.ID, 64, stats)
-	bt := &boltTask{inc: inc, task: task, out: out, stats: stats, router: plan.NewRouter(task, out, ids.Sequence(1, 1))}
+	bt, _ := relayHarness(t)
+	stats := bt.stats
 	bt.Emit(num{1})
 	bt.Emit(num{2})
 	if n := stats.Emitted.Load(); n != 0 {

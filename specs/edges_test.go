@@ -29,12 +29,7 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 		b := dsl.New("key-panics", nil)
 		spout := b.Spout("spout", src.Spout())
 		sink := b.Bolt("sink", got.Bolt(), dsl.Parallelism(2)) // two tasks, so the key is computed
-		b.Anchored(spout, sink, dsl.Fields(func(k KeyedNum) string {
-			if k.Key == "boom" {
-				panic("no key for boom")
-			}
-			return k.Key
-		}, "Key"))
+		b.Anchored(spout, sink, keyOrPanic())
 		logs, observed := ObserveLogs()
 		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), logs)
 
@@ -60,12 +55,7 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 			return KeyedNum{Key: map[int32]string{1: "a", 2: "boom", 3: "c"}[i], N: int(i)}, true
 		}))
 		sink := b.Bolt("sink", got.Bolt(), dsl.Parallelism(2))
-		b.Anchored(spout, sink, dsl.Fields(func(k KeyedNum) string {
-			if k.Key == "boom" {
-				panic("no key for boom")
-			}
-			return k.Key
-		}, "Key"))
+		b.Anchored(spout, sink, keyOrPanic())
 		r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option())
 		Eventually(got.Len).Should(Equal(2))
 		Consistently(got.Len).Should(Equal(2))
@@ -82,12 +72,7 @@ var _ = Describe("Edges: one outcome for every message", Label("edges"), func() 
 				return nil
 			}))
 			connect(b, b.Spout("spout", src.Spout()), relay, dsl.Shuffle[KeyedNum]())
-			b.Anchored(relay, b.Bolt("sink", got.Bolt(), dsl.Parallelism(2)), dsl.Fields(func(k KeyedNum) string {
-				if k.Key == "boom" {
-					panic("no key for boom")
-				}
-				return k.Key
-			}, "Key"))
+			b.Anchored(relay, b.Bolt("sink", got.Bolt(), dsl.Parallelism(2)), keyOrPanic())
 			logs, observed := ObserveLogs()
 			r := sheltertest.Start(GinkgoTB(), Build(b), NewManualClock().Option(), logs)
 
@@ -588,3 +573,14 @@ var _ = Describe("Edges: the pins", Label("edges"), func() {
 		}
 	})
 })
+
+// keyOrPanic groups KeyedNum by its Key, and its key function panics for the
+// key "boom": a grouping key that is user code gone wrong.
+func keyOrPanic() dsl.Grouping {
+	return dsl.Fields(func(k KeyedNum) string {
+		if k.Key == "boom" {
+			panic("no key for boom")
+		}
+		return k.Key
+	}, "Key")
+}
