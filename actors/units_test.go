@@ -1085,9 +1085,6 @@ func TestAckerMergesATrackWithItsAnchors(t *testing.T) {
 	}
 }
 
-// TestTupleBatchRoundTrip: a batch gives back every tuple as it was added: the
-// emitter once per batch, ids only from the first tracked tuple on (the earlier
-// ones load untracked), and a recycled batch forgets them.
 // A batch a pool hands back keeps its last header: the first addValue
 // replaces it, as the first add does.
 func TestAddValueSetsTheHeaderOfItsBatch(t *testing.T) {
@@ -1103,6 +1100,9 @@ func TestAddValueSetsTheHeaderOfItsBatch(t *testing.T) {
 	putBatch(b)
 }
 
+// TestTupleBatchRoundTrip: a batch gives back every tuple as it was added: the
+// emitter once per batch, ids only from the first tracked tuple on (the earlier
+// ones load untracked), and a recycled batch forgets them.
 func TestTupleBatchRoundTrip(t *testing.T) {
 	s1, s2 := &dsl.Stream{Name: "s1"}, &dsl.Stream{Name: "s2"}
 	in := []dsl.Tuple{

@@ -634,9 +634,6 @@ func TestServeSpoutEmitsDirectWithTheHostsTaskIDs(t *testing.T) {
 	}
 }
 
-// TestServeDeliversLifecycleTuplesAsTheRuntimeDoes: a served bolt hears its
-// activation tuple before its first input and its deactivation tuple when the
-// host closes its input, untracked, from Storm's system component.
 // phase is the lifecycle tuple of lifecycleTopology's bolt.
 type phase struct{ Name string }
 
@@ -659,6 +656,9 @@ func lifecycleTopology(t *testing.T, name string, handle func(v any, in dsl.Tupl
 	return topo
 }
 
+// TestServeDeliversLifecycleTuplesAsTheRuntimeDoes: a served bolt hears its
+// activation tuple before its first input and its deactivation tuple when the
+// host closes its input, untracked, from Storm's system component.
 func TestServeDeliversLifecycleTuplesAsTheRuntimeDoes(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
