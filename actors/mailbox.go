@@ -117,6 +117,12 @@ type mailbox struct {
 	// processFn is m.process made once (a method value allocates).
 	workers   *workers
 	processFn func()
+
+	// now and yield are the time slice's clock and its way to give up the
+	// core: time.Now and runtime.Gosched, read once every sliceCheck messages.
+	// A unit test sets its own to count the slices without the wall clock.
+	now   func() time.Time
+	yield func()
 }
 
 // tickMark stands on the control lane for the beats in mailbox.ticks.
@@ -128,7 +134,7 @@ var tickMarkMsg any = tickMark{}
 // among senders (perEdgeSlots): each lane from one of them holds
 // slots/senders, at least 2.
 func newMailbox(slots, senders int) *mailbox {
-	m := &mailbox{closed: make(chan struct{}), terminated: make(chan struct{})}
+	m := &mailbox{closed: make(chan struct{}), terminated: make(chan struct{}), now: time.Now, yield: runtime.Gosched}
 	m.data.perEdge = perEdgeSlots(slots, senders)
 	return m
 }
@@ -264,10 +270,10 @@ func (m *mailbox) run() {
 	var began time.Time // the slice's start, read at its first check: most runs end sooner
 	for {
 		if served++; served%sliceCheck == 0 {
-			if now := time.Now(); began.IsZero() {
+			if now := m.now(); began.IsZero() {
 				began = now
 			} else if now.Sub(began) > slice {
-				runtime.Gosched()
+				m.yield()
 				began = time.Time{}
 			}
 		}

@@ -2,9 +2,7 @@ package actors
 
 import (
 	"reflect"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,42 +232,47 @@ func TestTicksAndInputsTakeTurns(t *testing.T) {
 	}
 }
 
-// A mailbox that keeps finding messages yields its core after a time slice:
-// on one core, a goroutine that is ready meanwhile runs after tens of
-// messages, not after Go's own preemption (10 ms, hundreds of messages here).
-func TestABusyMailboxYieldsItsCoreAfterASlice(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	const work = 20 * time.Microsecond // each message's handler is busy this long
-	var served atomic.Int64
-	var stop atomic.Bool
+// A mailbox that keeps finding messages yields its core after each time
+// slice, and not before. On a clock that moves 20 µs a message, a slice
+// starts at a check of the clock (one every sliceCheck messages) and ends at
+// the first check past its 200 µs: 2 checks later, so the core is yielded
+// every 3 checks, 24 messages. Without the slice a run would hold the core
+// until Go preempts it.
+func TestABusyMailboxYieldsItsCoreAfterEachSlice(t *testing.T) {
+	const work, total = 20 * time.Microsecond, 200
 	m, rec, d := newMailbox(4, 1), &recorder{}, &manualDispatcher{}
 	m.RegisterHandlers(rec, d)
-	started := make(chan struct{}, 1)
+	var served int
+	clock := time.Unix(0, 0)
+	m.now = func() time.Time { return clock }
+	var yields []int // messages served at each yield
+	m.yield = func() { yields = append(yields, served) }
 	rec.hook = func(msg any) {
-		if _, ok := msg.(int); !ok || stop.Load() {
+		if _, ok := msg.(int); !ok {
 			return
 		}
-		select {
-		case started <- struct{}{}: // the first message readies the test's goroutine
-		default:
+		served++
+		clock = clock.Add(work)
+		if served < total {
+			m.PostUserMessage(0) // always one more: the run never runs dry
 		}
-		for begin := time.Now(); time.Since(begin) < work; {
-		}
-		served.Add(1)
-		m.PostUserMessage(0) // always one more: the run never runs dry
 	}
 	m.PostUserMessage(0)
-	done := make(chan struct{})
-	go func() { d.runAll(); close(done) }()
-	// Ready from the first message on, this goroutine runs when the mailbox
-	// yields the only core. (A Gosched here could come back before the
-	// mailbox's goroutine ran at all, on a loaded machine: 0 messages.)
-	testsupport.Recv(t, started, 10*time.Second, "the mailbox's first message")
-	n := served.Load()
-	stop.Store(true)
-	testsupport.Recv(t, done, 10*time.Second, "the mailbox's run to end")
-	if n == 0 || n > 100 {
-		t.Errorf("a ready goroutine ran after %d messages of %v each, want a slice's worth (%v): under 100", n, work, slice)
+	d.runAll() // this goroutine runs the mailbox: the stand-ins need no lock
+	if served != total {
+		t.Fatalf("served %d messages, want %d", served, total)
 	}
-	t.Logf("a ready goroutine ran after %d messages", n)
+	after := int(slice/(sliceCheck*work)) + 1 // checks from a slice's start to its end
+	every := (after + 1) * sliceCheck         // messages from one yield to the next
+	if every > total/4 {
+		t.Fatalf("a slice of %v is %d messages of %v: the run of %d holds too few", slice, every, work, total)
+	}
+	if len(yields) != total/every {
+		t.Fatalf("yielded after %v messages, want every %d of %d", yields, every, total)
+	}
+	for i := 1; i < len(yields); i++ {
+		if n := yields[i] - yields[i-1]; n != every {
+			t.Errorf("a slice lasted %d messages (yields after %v), want %d", n, yields, every)
+		}
+	}
 }
