@@ -233,46 +233,49 @@ func TestTicksAndInputsTakeTurns(t *testing.T) {
 }
 
 // A mailbox that keeps finding messages yields its core after each time
-// slice, and not before. On a clock that moves 20 µs a message, a slice
-// starts at a check of the clock (one every sliceCheck messages) and ends at
-// the first check past its 200 µs: 2 checks later, so the core is yielded
-// every 3 checks, 24 messages. Without the slice a run would hold the core
-// until Go preempts it.
+// slice, and not before. A slice starts at a check of the clock (one every
+// sliceCheck messages) and ends at the first check past it: on a clock that
+// moves 20 µs a message, 2 checks later (320 µs), so the core is yielded every
+// 3 checks, 24 messages; at 25 µs a message the first check after the start
+// reads exactly 200 µs, which is not past it. Without the slice a run would
+// hold the core until Go preempts it.
 func TestABusyMailboxYieldsItsCoreAfterEachSlice(t *testing.T) {
-	const work, total = 20 * time.Microsecond, 200
-	m, rec, d := newMailbox(4, 1), &recorder{}, &manualDispatcher{}
-	m.RegisterHandlers(rec, d)
-	var served int
-	clock := time.Unix(0, 0)
-	m.now = func() time.Time { return clock }
-	var yields []int // messages served at each yield
-	m.yield = func() { yields = append(yields, served) }
-	rec.hook = func(msg any) {
-		if _, ok := msg.(int); !ok {
-			return
+	const total = 200
+	for _, work := range []time.Duration{20 * time.Microsecond, 25 * time.Microsecond} {
+		m, rec, d := newMailbox(4, 1), &recorder{}, &manualDispatcher{}
+		m.RegisterHandlers(rec, d)
+		var served int
+		clock := time.Unix(0, 0)
+		m.now = func() time.Time { return clock }
+		var yields []int // messages served at each yield
+		m.yield = func() { yields = append(yields, served) }
+		rec.hook = func(msg any) {
+			if _, ok := msg.(int); !ok {
+				return
+			}
+			served++
+			clock = clock.Add(work)
+			if served < total {
+				m.PostUserMessage(0) // always one more: the run never runs dry
+			}
 		}
-		served++
-		clock = clock.Add(work)
-		if served < total {
-			m.PostUserMessage(0) // always one more: the run never runs dry
+		m.PostUserMessage(0)
+		d.runAll() // this goroutine runs the mailbox: the stand-ins need no lock
+		if served != total {
+			t.Fatalf("%v: served %d messages, want %d", work, served, total)
 		}
-	}
-	m.PostUserMessage(0)
-	d.runAll() // this goroutine runs the mailbox: the stand-ins need no lock
-	if served != total {
-		t.Fatalf("served %d messages, want %d", served, total)
-	}
-	after := int(slice/(sliceCheck*work)) + 1 // checks from a slice's start to its end
-	every := (after + 1) * sliceCheck         // messages from one yield to the next
-	if every > total/4 {
-		t.Fatalf("a slice of %v is %d messages of %v: the run of %d holds too few", slice, every, work, total)
-	}
-	if len(yields) != total/every {
-		t.Fatalf("yielded after %v messages, want every %d of %d", yields, every, total)
-	}
-	for i := 1; i < len(yields); i++ {
-		if n := yields[i] - yields[i-1]; n != every {
-			t.Errorf("a slice lasted %d messages (yields after %v), want %d", n, yields, every)
+		after := int(slice/(sliceCheck*work)) + 1 // checks from a slice's start to its end
+		every := (after + 1) * sliceCheck         // messages from one yield to the next
+		if every > total/4 {
+			t.Fatalf("a slice of %v is %d messages of %v: the run of %d holds too few", slice, every, work, total)
+		}
+		if len(yields) != total/every {
+			t.Fatalf("%v: yielded after %v messages, want every %d of %d", work, yields, every, total)
+		}
+		for i := 1; i < len(yields); i++ {
+			if n := yields[i] - yields[i-1]; n != every {
+				t.Errorf("%v: a slice lasted %d messages (yields after %v), want %d", work, n, yields, every)
+			}
 		}
 	}
 }
