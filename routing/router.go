@@ -214,6 +214,9 @@ func (r *Router) Unicast(tuple any) (task int, stream *dsl.Stream, ok bool) {
 			return tasks[grouping.Index(d.route.edge.Grouping.Key(tuple), len(tasks))], s.stream, true
 		}
 	}
+	// route's picks, written again: a pick shared by both as a method is a
+	// call per delivery, 4 ns on BenchmarkEmitShuffle/untracked (14.5 -> 18.4).
+	// TestUnicastPicksTheTaskEmitSpoutWouldPick keeps the two in step.
 	return tasks[0], s.stream, true
 }
 
