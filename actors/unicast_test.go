@@ -4,7 +4,10 @@ import (
 	"reflect"
 	"testing"
 
+	"go.uber.org/zap"
+
 	"github.com/goshelter/goshelter/dsl"
+	"github.com/goshelter/goshelter/internal/component"
 	"github.com/goshelter/goshelter/internal/ids"
 	"github.com/goshelter/goshelter/routing"
 )
@@ -36,7 +39,7 @@ func TestUntrackedSpoutEmitsArriveAsRoutedOnes(t *testing.T) {
 	inc.boxes = idleBoxes(len(plan.Tasks)+1, 8)
 	task := plan.Tasks[plan.Topology.Component("source").Tasks[0]-1]
 	o := newOutbox(inc, task.ID, 64, newTaskStats(len(inc.boxes)))
-	s := &spoutTask{inc: inc, task: task, out: o, stats: newTaskStats(len(inc.boxes)), active: true, max: 10}
+	s := &spoutTask{inc: inc, task: task, out: o, stats: newTaskStats(len(inc.boxes)), active: true, max: 10, log: zap.NewNop()}
 	s.router = inc.plan.NewRouter(s.task, o, ids.Sequence(100, 1))
 	stream := inc.plan.Topology.Streams[0]
 	tracked := []bool{false, false, true, false, false}
@@ -47,6 +50,11 @@ func TestUntrackedSpoutEmitsArriveAsRoutedOnes(t *testing.T) {
 		}
 	}
 	sinks := inc.plan.Topology.Component("sink").Tasks
+	// A direct emit on a stream grouped by shuffle fails (logged), on the
+	// short path's stream too: nothing of it arrives.
+	if root := s.EmitDirect(sinks[0], num{9}, false); root != 0 {
+		t.Errorf("an untracked direct emit gave root %d", root)
+	}
 	// Shuffle alternates from the spout's start: 0, 2, 4 to one task, 1, 3 to the other.
 	got := map[int][]dsl.Tuple{}
 	for _, task := range sinks {
@@ -80,8 +88,8 @@ func TestUntrackedSpoutEmitsArriveAsRoutedOnes(t *testing.T) {
 			t.Errorf("tuple %d arrived as %+v, want %+v", v, first[i], w)
 		}
 	}
-	if s.emitted != int64(len(tracked)) {
-		t.Errorf("counted %d emits, want %d", s.emitted, len(tracked))
+	if s.emitted != int64(len(tracked)+1) { // the failed one counts too
+		t.Errorf("counted %d emits, want %d", s.emitted, len(tracked)+1)
 	}
 }
 
@@ -111,6 +119,16 @@ func TestUnanchoredBoltEmitsArriveAsRoutedOnes(t *testing.T) {
 	if got := out.record(nil, func() { bt.Emit(num{2}) }); !reflect.DeepEqual(got, []int{sink}) {
 		t.Errorf("recorded tasks %v, want [%d]", got, sink)
 	}
+	// A direct emit on a stream grouped by shuffle is the handler's error:
+	// it panics (executeFrom fails the input), and nothing of it arrives.
+	func() {
+		defer func() {
+			if _, ok := recover().(*component.EmitError); !ok {
+				t.Error("a direct emit on a shuffle stream did not panic with an EmitError")
+			}
+		}()
+		bt.EmitDirect(sink, num{3})
+	}()
 	h := dsl.Tuple{Stream: plan.Topology.Streams[0], Source: "relay", Task: task.ID}
 	want := []dsl.Tuple{h, h}
 	want[0].Value, want[1].Value = num{1}, num{2}
