@@ -170,6 +170,18 @@ func (p *processSampler) begin(edge uint64, received time.Time) {
 	p.sample(edge, received)
 }
 
+// pass counts an input down as begin does and reports true when begin would
+// not sample it; for the input begin would sample it reports false and counts
+// nothing, leaving that to begin. Only an input that begin would not sample
+// may skip begin, settle and end.
+func (p *processSampler) pass() bool {
+	if p.countdown > 1 {
+		p.countdown--
+		return true
+	}
+	return false
+}
+
 func (p *processSampler) sample(edge uint64, received time.Time) {
 	p.countdown = sampleEvery
 	if p.open && received.Sub(p.start) < p.timeout {

@@ -183,3 +183,32 @@ func TestSnapshotCarriesTheMeansAndTheLastError(t *testing.T) {
 		t.Errorf("last error %q at %v, want disk full, timed", snap.LastError, snap.LastErrorTime)
 	}
 }
+
+// TestProcessSamplerPassesOnlyWhatBeginWouldNotSample: a caller that asks
+// pass first and calls begin only when it reports false samples the same
+// inputs as one that calls begin for each.
+func TestProcessSamplerPassesOnlyWhatBeginWouldNotSample(t *testing.T) {
+	var always, passing processSampler
+	received := time.Now()
+	sampled := 0
+	for i := 1; i <= 3*sampleEvery+1; i++ {
+		always.begin(uint64(i), received)
+		want := always.inline
+		always.end()
+		got := false
+		if !passing.pass() {
+			passing.begin(uint64(i), received)
+			got = passing.inline
+			passing.end()
+		}
+		if got != want {
+			t.Fatalf("input %d: sampled %v after pass, %v by begin alone", i, got, want)
+		}
+		if want {
+			sampled++
+		}
+	}
+	if sampled != 4 {
+		t.Errorf("%d inputs sampled, want 4 (1, 1+%d, 1+2·%d, 1+3·%d)", sampled, sampleEvery, sampleEvery, sampleEvery)
+	}
+}
