@@ -93,20 +93,10 @@ func TestUntrackedSpoutEmitsArriveAsRoutedOnes(t *testing.T) {
 	}
 }
 
-// relayHarness is the bolt task "relay" of source -> relay -> sink, all
-// unanchored, with its router and outbox; nobody runs the mailboxes.
+// relayHarness is autoAckHarness's bolt with a handler that does nothing.
 func relayHarness(t *testing.T) (*boltTask, *incarnation) {
-	b := dsl.New("relay", nil)
-	relay := b.Bolt("relay", dsl.AutoAck(func(num, dsl.Emitter) error { return nil }))
-	b.Unanchored(b.Spout("source", dsl.Unreliable(func() (num, bool) { return num{}, false })), relay, dsl.Shuffle[num]())
-	b.Unanchored(relay, b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
-	plan := routing.Compile(build(t, b))
-	inc := &incarnation{plan: plan, gauge: newGauge()}
-	inc.boxes = idleBoxes(len(plan.Tasks)+1, 8)
-	task := plan.Tasks[plan.Topology.Component("relay").Tasks[0]-1]
-	stats := newTaskStats(len(inc.boxes))
-	out := newOutbox(inc, task.ID, 64, stats)
-	return &boltTask{inc: inc, task: task, out: out, stats: stats, router: plan.NewRouter(task, out, ids.Sequence(1, 1))}, inc
+	bt, inc, _ := autoAckHarness(t, func(num, dsl.Emitter) error { return nil })
+	return bt, inc
 }
 
 func TestUnanchoredBoltEmitsArriveAsRoutedOnes(t *testing.T) {

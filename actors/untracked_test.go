@@ -14,9 +14,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-// autoAckHarness is an auto-ack bolt "relay" running handle, fed by an
-// unreliable spout and emitting to a terminator "sink", whose lane nobody
-// reads.
+// autoAckHarness is the auto-ack bolt task "relay" of source -> relay ->
+// sink, all unanchored, running handle, with its router and outbox; nobody
+// runs the mailboxes.
 func autoAckHarness(t *testing.T, handle func(num, dsl.Emitter) error) (*boltTask, *incarnation, *observer.ObservedLogs) {
 	t.Helper()
 	b := dsl.New("untracked", nil)
@@ -25,7 +25,7 @@ func autoAckHarness(t *testing.T, handle func(num, dsl.Emitter) error) (*boltTas
 	b.Unanchored(relay, b.Bolt("sink", dsl.Terminator(func(num) {})), dsl.Shuffle[num]())
 	plan := routing.Compile(build(t, b))
 	inc := &incarnation{plan: plan, gauge: newGauge()}
-	inc.boxes = idleBoxes(len(plan.Tasks)+1, 64)
+	inc.boxes = idleBoxes(len(plan.Tasks)+1, 8)
 	task := plan.Tasks[plan.Topology.Component("relay").Tasks[0]-1]
 	stats := newTaskStats(len(inc.boxes))
 	out := newOutbox(inc, task.ID, 64, stats)
