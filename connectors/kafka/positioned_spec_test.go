@@ -65,6 +65,7 @@ func runOn(topo *dsl.Topology, store state.Store) *supervision.Running {
 		supervision.WithDrainTimeout(scaled(5*time.Second)),
 		supervision.WithRestarts(supervision.Restarts{Base: time.Millisecond, Cap: time.Millisecond, Max: 20}))
 	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(stop, r) // a spec that fails before its own stop leaks nothing
 	return r
 }
 
@@ -162,16 +163,31 @@ var _ = Describe("Kafka spout in a topology with state", Label("connectors", "st
 			kafka.WithCommitPeriod(10*time.Millisecond)), func(kafka.Record) error { time.Sleep(200 * time.Microsecond); return nil }), store)
 		defer stop(r)
 		Eventually(func() int { return len(counts(store)) }, scaled(30*time.Second)).Should(BeNumerically(">", parts*per/8))
-		// A plain member joins the group, reads for a while and leaves.
+		// A plain member joins the group, is given its partitions, reads
+		// what it finds after the group's offsets (which follow the
+		// checkpoints: often nothing yet) and leaves.
+		assigned := make(chan struct{}, 1)
 		joiner, err := kgo.NewClient(kgo.SeedBrokers(b.seeds...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 			kgo.DisableAutoCommit(), kgo.SessionTimeout(time.Second), kgo.HeartbeatInterval(50*time.Millisecond),
-			kgo.FetchMaxWait(100*time.Millisecond), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			kgo.FetchMaxWait(100*time.Millisecond), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+				select {
+				case assigned <- struct{}{}:
+				default:
+				}
+			}))
 		Expect(err).NotTo(HaveOccurred())
-		ctx, cancel := context.WithTimeout(context.Background(), scaled(20*time.Second))
-		defer cancel()
-		for n := 0; n < per/4 && ctx.Err() == nil; {
-			n += joiner.PollFetches(ctx).NumRecords()
-		}
+		Eventually(func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			joiner.PollFetches(ctx)
+			select {
+			case <-assigned:
+				return true
+			default:
+				return false
+			}
+		}, scaled(20*time.Second)).Should(BeTrue(), "the second consumer was never given a partition")
 		joiner.Close()
 		b.produce(topic, parts, per/2)
 		countedAll("second consumer joined", store, parts, per)
@@ -353,6 +369,7 @@ var _ = Describe("Kafka spout whose translate function panics", Label("connector
 		Expect(err).NotTo(HaveOccurred())
 		r, err := supervision.Run(context.Background(), topo, supervision.WithLogger(zap.NewNop()), supervision.WithDrainTimeout(scaled(2*time.Second)))
 		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stop, r)
 		Eventually(seen.distinct, scaled(20*time.Second)).Should(Equal(parts * per))
 		Expect(panicked.Load()).To(BeTrue())
 		members := func() int {
@@ -399,6 +416,7 @@ var _ = Describe("Kafka spout whose translate function panics", Label("connector
 		r, err := supervision.Run(context.Background(), topo, supervision.WithLogger(zap.NewNop()),
 			supervision.WithDrainTimeout(scaled(2*time.Second)), supervision.WithRestarts(supervision.Restarts{Base: time.Millisecond}))
 		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stop, r)
 		Eventually(seen.distinct, scaled(30*time.Second)).Should(Equal(per))
 		Expect(failed.Load()).To(BeTrue())
 		members := func() int {

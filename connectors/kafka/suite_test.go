@@ -2,6 +2,7 @@ package kafka_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -134,10 +135,13 @@ func (l *ledger) add(r kafka.Record) {
 	l.seen[fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)]++
 }
 
-func (l *ledger) has(topic string, p int32, offset int64) bool {
+func (l *ledger) has(topic string, p int32, offset int64) bool { return l.times(topic, p, offset) > 0 }
+
+// times returns how often the record was processed.
+func (l *ledger) times(topic string, p int32, offset int64) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.seen[fmt.Sprintf("%s/%d/%d", topic, p, offset)] > 0
+	return l.seen[fmt.Sprintf("%s/%d/%d", topic, p, offset)]
 }
 
 // distinct and total are the records processed, without and with repeats.
@@ -163,10 +167,14 @@ func run(topo *dsl.Topology, err error) *supervision.Running {
 	return r
 }
 
+// stop stops r unless the spec stopped it already, so that a spec may stop
+// a topology itself and still leave it to DeferCleanup should it fail first.
 func stop(r *supervision.Running) {
 	ctx, cancel := context.WithTimeout(context.Background(), scaled(30*time.Second))
 	defer cancel()
-	Expect(r.Stop(ctx)).To(Succeed())
+	if err := r.Stop(ctx); !errors.Is(err, supervision.ErrStopped) {
+		Expect(err).To(Succeed())
+	}
 }
 
 // conf is the topologies' conf: a short spout wait, so an idle spout polls
