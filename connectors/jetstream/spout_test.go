@@ -129,7 +129,8 @@ var _ = Describe("Spout", Label("connectors", "jetstream"), func() {
 		defer mu.Unlock()
 		Expect(counts).To(Equal([]uint64{1, 2, 3, 4}))
 		// The server holds each redelivery at least the delay asked: 100 ms,
-		// then 200 ms, then 200 ms again (the cap; uncapped it would be 400).
+		// then 200 ms, then 200 ms again (the cap). Only lower bounds hold on
+		// a loaded machine, so the cap itself is TestBackoff's to check.
 		for i, least := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond} {
 			Expect(at[i+1].Sub(at[i])).To(BeNumerically(">=", least), "gap before delivery %d", i+2)
 		}
@@ -247,6 +248,7 @@ var _ = Describe("Spout", Label("connectors", "jetstream"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		r, err := supervision.Run(context.Background(), topo, runOpts()...)
 		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = r.Stop(context.Background()) }) // should the spec fail before its own Stop
 		Eventually(got.len).Should(Equal(2))
 		b.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), scaled(5*time.Second))
