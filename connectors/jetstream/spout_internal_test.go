@@ -238,9 +238,27 @@ func TestPositionedNextOwnsItsSequences(t *testing.T) {
 	if s.inflight.Load() != 0 || len(s.open) != 0 {
 		t.Fatalf("inflight %d, open %d after the ack and nack", s.inflight.Load(), len(s.open))
 	}
-	waitInfo(t, srv, c, "nothing acked, nacked or terminated", func(i *jetstream.ConsumerInfo) bool {
-		return i.NumAckPending == 6 && i.AckFloor.Stream == 0
-	})
+	// The state at the start is the state wanted: a sentinel's confirmed ack,
+	// sent on the connection of the task's messages, makes sure the server
+	// processed whatever the task sent before the check reads it.
+	ackSentinel(t, srv, c, "s.a")
+	if i := srv.info(t, c); i.NumAckPending != 6 || i.AckFloor.Stream != 0 {
+		t.Fatalf("%d of the 6 acks pending, ack floor %d: the task acked, nacked or terminated a message", i.NumAckPending, i.AckFloor.Stream)
+	}
+}
+
+// ackSentinel publishes one more message to subject of c's stream, fetches
+// it and acks it with the server's confirmation: acks and naks sent before it
+// on the same connection were processed by then. For explicit-ack consumers
+// only (under AckAll the sentinel would ack what came before it).
+func ackSentinel(t *testing.T, srv *natsServer, c jetstream.Consumer, subject string) {
+	t.Helper()
+	if _, err := srv.js.Publish(ctxFor(t), subject, []byte("sentinel")); err != nil {
+		t.Fatal(err)
+	}
+	if err := fetch(t, c, 1)[0].DoubleAck(ctxFor(t)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A nack after the task's Context ended is a message abandoned with its
