@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,8 +72,28 @@ func TestKeeperRun(t *testing.T) {
 	defer cancel()
 	info := l.info(0, 2).WithContext(ctx)
 	info.Settings = dsl.Settings{MaxSpoutPending: 3, MessageTimeout: time.Hour}
-	var posts atomic.Int64
-	info.Post = func(func(dsl.Collector)) { posts.Add(1) }
+	// The heartbeats posted run here, on the goroutine that calls Next as a
+	// task's would: they keep the buffered messages from redelivery however
+	// long this machine takes between the fetch and the stop.
+	posted := make(chan func(dsl.Collector), 64)
+	info.Post = func(f func(dsl.Collector)) {
+		select {
+		case posted <- f:
+		default: // a full channel: the heartbeats to run are there already
+		}
+	}
+	beats := 0
+	runPosted := func() {
+		for {
+			select {
+			case f := <-posted:
+				f(nil)
+				beats++
+			default:
+				return
+			}
+		}
+	}
 	s := handSource(info, newConfig([]Option{WithBuffer(4), WithAckWait(300 * time.Millisecond), WithFilterSubjects("s.a")}), asString, false)
 	k := &keeper[string]{src: s, url: srv.url, stream: "S", durable: "d"}
 	done := make(chan struct{})
@@ -98,12 +117,12 @@ func TestKeeperRun(t *testing.T) {
 	if got := l.logged(zapcore.InfoLevel); len(got) != 1 || !strings.Contains(got[0], "AckWait is shorter than the message timeout") {
 		t.Fatalf("info logs %q", got)
 	}
-	testsupport.WaitUntil(t, 5*time.Second, "two heartbeats posted", func() bool { return posts.Load() >= 2 })
+	testsupport.WaitUntil(t, 5*time.Second, "two heartbeats posted", func() bool { runPosted(); return beats >= 2 })
 	e, _, ok := s.Next()
 	if !ok {
 		t.Fatal("nothing to hand out")
 	}
-	testsupport.WaitUntil(t, 5*time.Second, "the buffer filled again", func() bool { return s.buf.free() == 0 })
+	testsupport.WaitUntil(t, 5*time.Second, "the buffer filled again", func() bool { runPosted(); return s.buf.free() == 0 })
 	cancel()
 	// The 4 buffered are handed back (redelivered at once), 1 stays open.
 	testsupport.WaitUntil(t, 5*time.Second, "the buffer emptied", func() bool { _, ok := s.buf.peek(); return !ok })
