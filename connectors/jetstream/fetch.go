@@ -99,6 +99,17 @@ func (b *buffer) takeAll() []buffered {
 type keeper[T any] struct {
 	src                  *source[T]
 	url, stream, durable string
+	// sleep waits between failed fetches; nil is the real wait. A test
+	// steps it to see the back-off's waits without a clock.
+	sleep func(ctx context.Context, d time.Duration) bool
+}
+
+// pause waits d between failed fetches, or until ctx ends.
+func (k *keeper[T]) pause(ctx context.Context, d time.Duration) bool {
+	if k.sleep != nil {
+		return k.sleep(ctx, d)
+	}
+	return sleep(ctx, d)
 }
 
 func (k *keeper[T]) run(ctx context.Context) {
@@ -240,7 +251,7 @@ func (k *keeper[T]) fetch(ctx context.Context, cons jetstream.Consumer) {
 		}
 		// The server is away or refuses for now: ask again later.
 		s.log.Debug("jetstream: fetch failed; retrying", zap.Error(err))
-		sleep(ctx, wait)
+		k.pause(ctx, wait)
 		wait = min(2*wait, time.Second)
 	}
 }

@@ -270,8 +270,10 @@ func TestConsumerRetriesWithBackoff(t *testing.T) {
 }
 
 // A fetch that fails (the consumer is gone) is retried after 50 ms, then
-// twice as long each time, the wait starting anew after a fetch that
-// succeeded; the end of the task's Context ends the fetcher.
+// twice as long each time, from the start and after a fetch that succeeded
+// (lower bounds on the real clock; TestFetchBackoffStartsAnewAfterASuccess
+// steps the waits themselves); the end of the task's Context ends the
+// fetcher.
 func TestFetchRetriesWithBackoff(t *testing.T) {
 	for _, before := range []bool{true, false} {
 		name := "after a success"
@@ -319,4 +321,66 @@ func TestFetchRetriesWithBackoff(t *testing.T) {
 			testsupport.Recv(t, done, 5*time.Second, "the fetcher's end")
 		})
 	}
+}
+
+// The back-off between failed fetches doubles from 50 ms, and a fetch that
+// succeeds starts it anew: stepped through the keeper's sleep, without a
+// clock.
+func TestFetchBackoffStartsAnewAfterASuccess(t *testing.T) {
+	srv := startServer(t)
+	srv.stream(t, "S", "s", 1)
+	cons := srv.consumer(t, "S", "d")
+	var l taskLog
+	s := handSource(l.info(0, 1), newConfig([]Option{WithBuffer(1)}), asString, false)
+	waits, resume := make(chan time.Duration), make(chan struct{})
+	k := &keeper[string]{src: s, stream: "S", durable: "d", sleep: func(ctx context.Context, d time.Duration) bool {
+		select {
+		case waits <- d:
+		case <-ctx.Done():
+			return false
+		}
+		select {
+		case <-resume:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}}
+	remove := func() {
+		if err := srv.js.DeleteConsumer(ctxFor(t), "S", "d"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// wait returns the next wait the keeper asks for, leaving it waiting.
+	wait := func(what string) time.Duration {
+		t.Helper()
+		return testsupport.Recv(t, waits, 5*time.Second, what)
+	}
+	remove()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		k.fetch(ctx, cons)
+	}()
+	for _, want := range []time.Duration{50, 100, 200} {
+		if got := wait("a failed fetch's wait"); got != want*time.Millisecond {
+			t.Fatalf("waited %v, want %v ms", got, want)
+		}
+		if want == 200 {
+			srv.consumer(t, "S", "d") // the next fetch succeeds
+		}
+		resume <- struct{}{}
+	}
+	testsupport.WaitUntil(t, 5*time.Second, "the message fetched", func() bool { return s.buf.free() == 0 })
+	remove()
+	if _, _, ok := s.Next(); !ok { // room: the keeper fetches again, and fails
+		t.Fatal("nothing to hand out")
+	}
+	if got := wait("the wait after the success"); got != 50*time.Millisecond {
+		t.Fatalf("waited %v after a fetch that succeeded, want 50ms again", got)
+	}
+	cancel()
+	testsupport.Recv(t, done, 5*time.Second, "the fetcher's end")
 }
