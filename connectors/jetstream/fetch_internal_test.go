@@ -332,29 +332,12 @@ func TestFetchBackoffStartsAnewAfterASuccess(t *testing.T) {
 	cons := srv.consumer(t, "S", "d")
 	var l taskLog
 	s := handSource(l.info(0, 1), newConfig([]Option{WithBuffer(1)}), asString, false)
-	waits, resume := make(chan time.Duration), make(chan struct{})
-	k := &keeper[string]{src: s, stream: "S", durable: "d", sleep: func(ctx context.Context, d time.Duration) bool {
-		select {
-		case waits <- d:
-		case <-ctx.Done():
-			return false
-		}
-		select {
-		case <-resume:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}}
+	st := newSteppedSleep()
+	k := &keeper[string]{src: s, stream: "S", durable: "d", sleep: st.sleep}
 	remove := func() {
 		if err := srv.js.DeleteConsumer(ctxFor(t), "S", "d"); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// wait returns the next wait the keeper asks for, leaving it waiting.
-	wait := func(what string) time.Duration {
-		t.Helper()
-		return testsupport.Recv(t, waits, 5*time.Second, what)
 	}
 	remove()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -365,22 +348,54 @@ func TestFetchBackoffStartsAnewAfterASuccess(t *testing.T) {
 		k.fetch(ctx, cons)
 	}()
 	for _, want := range []time.Duration{50, 100, 200} {
-		if got := wait("a failed fetch's wait"); got != want*time.Millisecond {
+		if got := st.next(t, "a failed fetch's wait"); got != want*time.Millisecond {
 			t.Fatalf("waited %v, want %v ms", got, want)
 		}
 		if want == 200 {
 			srv.consumer(t, "S", "d") // the next fetch succeeds
 		}
-		resume <- struct{}{}
+		st.resume <- struct{}{}
 	}
 	testsupport.WaitUntil(t, 5*time.Second, "the message fetched", func() bool { return s.buf.free() == 0 })
 	remove()
 	if _, _, ok := s.Next(); !ok { // room: the keeper fetches again, and fails
 		t.Fatal("nothing to hand out")
 	}
-	if got := wait("the wait after the success"); got != 50*time.Millisecond {
+	if got := st.next(t, "the wait after the success"); got != 50*time.Millisecond {
 		t.Fatalf("waited %v after a fetch that succeeded, want 50ms again", got)
 	}
 	cancel()
 	testsupport.Recv(t, done, 5*time.Second, "the fetcher's end")
+}
+
+// steppedSleep stands in for the real wait of a keeper or a publisher: it
+// hands each wait asked for to the test and returns when the test resumes
+// it (true) or the caller's ctx ends (false).
+type steppedSleep struct {
+	waits  chan time.Duration
+	resume chan struct{}
+}
+
+func newSteppedSleep() *steppedSleep {
+	return &steppedSleep{waits: make(chan time.Duration), resume: make(chan struct{})}
+}
+
+func (s *steppedSleep) sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case s.waits <- d:
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case <-s.resume:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// next returns the next wait asked for, leaving the caller waiting.
+func (s *steppedSleep) next(t *testing.T, what string) time.Duration {
+	t.Helper()
+	return testsupport.Recv(t, s.waits, 5*time.Second, what)
 }

@@ -300,7 +300,7 @@ func TestSinkPublisher(t *testing.T) {
 		return logs.FilterMessageSnippet("retrying").Len() >= 3
 	})
 	if d := time.Since(began); d < 150*time.Millisecond {
-		t.Fatalf("three attempts in %v, want at least the waits between them, 50+100 ms (anew after the publishes that succeeded)", d)
+		t.Fatalf("three attempts in %v, want at least the waits between them, 50+100 ms (TestSinkPublisherBackoffStartsAnewAfterASuccess checks that they start anew)", d)
 	}
 	lateCfg.MaxMsgs = -1
 	if _, err := srv.js.UpdateStream(ctxFor(t), lateCfg); err != nil {
@@ -364,4 +364,53 @@ func TestSinkPublisherBacksOffFromItsFirstRecord(t *testing.T) {
 	if d := time.Since(began); d < 350*time.Millisecond {
 		t.Fatalf("four attempts in %v, want at least the waits between them, 50+100+200 ms", d)
 	}
+}
+
+// The publisher's back-off between failed publishes doubles from 50 ms, and
+// a publish that succeeds starts it anew: stepped through its sleep, without
+// a clock.
+func TestSinkPublisherBackoffStartsAnewAfterASuccess(t *testing.T) {
+	srv := startServer(t)
+	// A stream of one message that discards new ones refuses every publish
+	// until its bound is raised.
+	cfg := jetstream.StreamConfig{Name: "FULL", Subjects: []string{"full.>"}, Storage: jetstream.MemoryStorage,
+		Duplicates: time.Minute, MaxMsgs: 1, Discard: jetstream.DiscardNew}
+	bound := func(n int64) {
+		cfg.MaxMsgs = n
+		if _, err := srv.js.CreateOrUpdateStream(ctxFor(t), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bound(1)
+	if _, err := srv.js.Publish(ctxFor(t), "full.a", []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	w := newAhead(dsl.TaskInfo{Component: "out", Fail: func(err error) { t.Errorf("the task failed: %v", err) }}, zap.NewNop(), newConfig(nil))
+	st := newSteppedSleep()
+	w.sleep = st.sleep
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.publish(ctx, srv.nc, srv.js)
+	}()
+	first := []*kept{{id: "1", subject: "full.a", data: []byte("a")}}
+	w.hand(first)
+	for _, want := range []time.Duration{50, 100, 200} {
+		if got := st.next(t, "a failed publish's wait"); got != want*time.Millisecond {
+			t.Fatalf("waited %v, want %v ms", got, want)
+		}
+		if want == 200 {
+			bound(2) // the next publish succeeds, and fills the stream again
+		}
+		st.resume <- struct{}{}
+	}
+	testsupport.WaitUntil(t, 5*time.Second, "the record stored", first[0].stored.Load)
+	w.hand([]*kept{{id: "2", subject: "full.a", data: []byte("b")}})
+	if got := st.next(t, "the wait after the success"); got != 50*time.Millisecond {
+		t.Fatalf("waited %v after a publish that succeeded, want 50ms again", got)
+	}
+	cancel()
+	testsupport.Recv(t, done, 5*time.Second, "the publisher's end")
 }
