@@ -9,8 +9,8 @@
 // opened, looked up and closed in about the order of memory, and random keys
 // spread as well. Keys that share their low bits (a stride of a power of two,
 // from a test's id source) share homes: the table stays correct
-// (TestTableAgreesWithAMap runs such strides) but probes long runs. Slots hold key and value side by side. Collisions are
-// resolved by linear probing in Robin Hood order (a key that is further from
+// (TestTableAgreesWithAMap runs such strides) but probes long runs. Slots
+// hold key and value side by side. Collisions are resolved by linear probing in Robin Hood order (a key that is further from
 // its home takes the slot of one that is nearer), so a lookup stops at the
 // first key nearer its home than it would be, and a removal shifts the keys
 // after it back only as far as the next key at its home: removing one of a
