@@ -48,7 +48,7 @@ var _ = Describe("Spout to sink", Label("connectors", "jetstream"), func() {
 				return true
 			}}
 		start(p.topology())
-		Eventually(func() uint64 { return c.count("OUT") }).Should(BeNumerically("==", n))
+		Eventually(c.count).WithArguments("OUT").Should(BeNumerically("==", n))
 		Eventually(func() uint64 {
 			info := c.consumerInfo("IN", "pipeline")
 			if info.NumAckPending != 0 || info.NumPending != 0 {
@@ -60,7 +60,9 @@ var _ = Describe("Spout to sink", Label("connectors", "jetstream"), func() {
 		mu.Lock()
 		defer mu.Unlock()
 		Expect(failed).To(BeNumerically(">=", n/10-n/50), "about 10% of deliveries failed")
-		GinkgoWriter.Printf("10%% failures: produced=%d failed deliveries=%d stored=%d lost=0\n", n, failed, c.count("OUT"))
+		stored, err := c.count("OUT")
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("10%% failures: produced=%d failed deliveries=%d stored=%d lost=0\n", n, failed, stored)
 	})
 
 	It("loses nothing when the server goes away mid-run and comes back on the same port and store", func() {
@@ -83,11 +85,11 @@ var _ = Describe("Spout to sink", Label("connectors", "jetstream"), func() {
 		// With 8 trees at most in flight, the 51st message is emitted only once
 		// 43 are stored; the two work tasks may then both wait at the gate
 		// with some of the first 50 queued behind them.
-		Eventually(func() uint64 { return c.count("OUT") }).Should(BeNumerically(">=", 40))
+		Eventually(c.count).WithArguments("OUT").Should(BeNumerically(">=", 40))
 		b.restart()
 		open()
 		c.publish("in.records", n) // records 1..n again, new sequences n+1..2n
-		Eventually(func() uint64 { return c.count("OUT") }).Should(BeNumerically("==", 2*n))
+		Eventually(c.count).WithArguments("OUT").Should(BeNumerically("==", 2*n))
 		Expect(distinct(c.readAll("OUT"))).To(Equal(n), "each data value twice, from two sequences")
 		Eventually(func() int { return c.consumerInfo("IN", "pipeline").NumAckPending }).Should(BeZero())
 	})

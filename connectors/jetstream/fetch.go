@@ -99,17 +99,7 @@ func (b *buffer) takeAll() []buffered {
 type keeper[T any] struct {
 	src                  *source[T]
 	url, stream, durable string
-	// sleep waits between failed fetches; nil is the real wait. A test
-	// steps it to see the back-off's waits without a clock.
-	sleep func(ctx context.Context, d time.Duration) bool
-}
-
-// pause waits d between failed fetches, or until ctx ends.
-func (k *keeper[T]) pause(ctx context.Context, d time.Duration) bool {
-	if k.sleep != nil {
-		return k.sleep(ctx, d)
-	}
-	return sleep(ctx, d)
+	sleep                pauser // between failed fetches
 }
 
 func (k *keeper[T]) run(ctx context.Context) {
@@ -251,9 +241,21 @@ func (k *keeper[T]) fetch(ctx context.Context, cons jetstream.Consumer) {
 		}
 		// The server is away or refuses for now: ask again later.
 		s.log.Debug("jetstream: fetch failed; retrying", zap.Error(err))
-		k.pause(ctx, wait)
+		k.sleep.pause(ctx, wait)
 		wait = min(2*wait, time.Second)
 	}
+}
+
+// pauser is the wait of a back-off between failed attempts: nil is the real
+// one (sleep); a test steps its own to see the waits without a clock.
+type pauser func(ctx context.Context, d time.Duration) bool
+
+// pause waits d, or until ctx ends; it reports whether d passed.
+func (p pauser) pause(ctx context.Context, d time.Duration) bool {
+	if p != nil {
+		return p(ctx, d)
+	}
+	return sleep(ctx, d)
 }
 
 // sleep waits d or until ctx ends; it reports whether d passed.

@@ -112,12 +112,13 @@ var _ = Describe("A process killed with SIGKILL", Label("connectors", "jetstream
 		Eventually(func() int { all, _ := lines(log); return all }).Should(BeNumerically(">=", n/5))
 		kill(first)
 		killedAt, _ := lines(log)
-		storedAtKill := c.count("OUT")
+		storedAtKill, err := c.count("OUT")
+		Expect(err).NotTo(HaveOccurred())
 		Expect(killedAt).To(BeNumerically("<", n), "killed mid-run")
 
 		second := child(b.URL, log)
 		DeferCleanup(kill, second)
-		Eventually(func() uint64 { return c.count("OUT") }).Should(BeNumerically("==", n))
+		Eventually(c.count).WithArguments("OUT").Should(BeNumerically("==", n))
 		Eventually(func() int { return c.consumerInfo("IN", "pipeline").NumAckPending }).Should(BeZero())
 		kill(second)
 

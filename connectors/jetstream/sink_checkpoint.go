@@ -71,9 +71,7 @@ type ahead struct {
 	queue   []*kept    // records handed to the publisher
 	more    chan struct{}
 	checked map[string]bool // streams whose duplicate window was checked (publisher's own)
-	// sleep waits between failed publishes; nil is the real wait. A test
-	// steps it to see the back-off's waits without a clock.
-	sleep func(ctx context.Context, d time.Duration) bool
+	sleep   pauser          // between failed publishes
 }
 
 func newAhead(info dsl.TaskInfo, log *zap.Logger, cfg config) *ahead {
@@ -208,19 +206,11 @@ func (w *ahead) publish(ctx context.Context, nc *nats.Conn, js jetstream.JetStre
 		w.mu.Lock()
 		w.queue = append(failed, w.queue...)
 		w.mu.Unlock()
-		if !w.pause(ctx, wait) {
+		if !w.sleep.pause(ctx, wait) {
 			return
 		}
 		wait = min(2*wait, 2*time.Second)
 	}
-}
-
-// pause waits d between failed publishes, or until ctx ends.
-func (w *ahead) pause(ctx context.Context, d time.Duration) bool {
-	if w.sleep != nil {
-		return w.sleep(ctx, d)
-	}
-	return sleep(ctx, d)
 }
 
 // publishAll publishes recs and waits for their acknowledgements; it returns

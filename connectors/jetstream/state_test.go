@@ -238,11 +238,11 @@ var _ = Describe("The sink with state", Label("connectors", "jetstream", "state"
 		ctx, cancel := context.WithTimeout(context.Background(), scaled(20*time.Second))
 		defer cancel()
 		Expect(log.WaitDrained(ctx)).To(Succeed())
-		Eventually(func() uint64 { return c.count("LATE") }).Should(BeNumerically(">=", n))
+		Eventually(c.count).WithArguments("LATE").Should(BeNumerically(">=", n))
 		out := c.readAll("LATE")
 		Expect(out).To(HaveLen(n))
 		Expect(distinct(out)).To(Equal(n), "each value once")
-		Consistently(func() uint64 { return c.count("LATE") }, scaled(300*time.Millisecond)).Should(BeNumerically("==", n))
+		Consistently(c.count, scaled(300*time.Millisecond)).WithArguments("LATE").Should(BeNumerically("==", n))
 	})
 
 	It("fails with an error naming the cap when a task keeps more than WithKeptBytes for its checkpoints", func() {

@@ -197,10 +197,10 @@ var _ = Describe("JetStream -> stateful count -> JetStream while the server rest
 		store := state.NewMemory()
 		topo, err := crashTopology(b.URL)
 		start(topo, err, supervision.WithStore(store))
-		Eventually(func() uint64 { return c.count("OUT") }).Should(BeNumerically(">=", 300))
+		Eventually(c.count).WithArguments("OUT").Should(BeNumerically(">=", 300))
 		b.restart() // the spout's fetches and the sink's publishes fail meanwhile
-		Eventually(func() uint64 { return c.count("OUT") }).Should(BeNumerically(">=", 3*lines))
-		Consistently(func() uint64 { return c.count("OUT") }, scaled(300*time.Millisecond)).Should(BeNumerically("==", 3*lines))
+		Eventually(c.count).WithArguments("OUT").Should(BeNumerically(">=", 3*lines))
+		Consistently(c.count, scaled(300*time.Millisecond)).WithArguments("OUT").Should(BeNumerically("==", 3*lines))
 		expected, stored, lost, dup := outputs(c, "OUT", lines)
 		fmt.Fprintf(GinkgoWriter, "server restart: expected=%d stored=%d lost=%d duplicated=%d\n", expected, stored, lost, dup)
 		Expect(lost).To(BeZero())
